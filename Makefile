@@ -1,0 +1,45 @@
+# One place for every install step: a fresh clone needs only python3 (>= 3.11), make and gcc.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8800
+
+.PHONY: all setup sysdeps run test bench lint format clean
+
+all: setup
+
+setup: $(STAMP) sysdeps
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+# System libraries the judge links and the tests start: OpenBLAS for `startup.load: [openblas]`,
+# PostgreSQL for the database tests. Installed from Debian's registry when missing and we are root.
+sysdeps:
+	@bash scripts/sysdeps.sh
+
+run: setup
+	$(BIN)/relayout examples docs/layout.md
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+bench: setup
+	HB_BENCH_FULL=1 $(BIN)/python -m bench
+
+lint: setup
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
+
+format: setup
+	$(BIN)/ruff check --fix src tests bench
+	$(BIN)/ruff format src tests bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
