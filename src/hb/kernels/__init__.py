@@ -1,0 +1,228 @@
+"""The kernel catalog: each kernels/<name>/ folder holds manifest.yaml (arrays, sizes, scalars,
+presets, precisions, default distribution, workspace), reference.py (numpy) and solution.c."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib.util
+import operator
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Literal
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+CATALOG_DIR = Path(__file__).resolve().parent
+PRESETS = ("S", "M", "L")
+
+Intent = Literal["in", "inout", "out"]
+
+
+class ArrayDecl(BaseModel):
+    """One array argument: its shape over the size symbols, intent, element kind and storage."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    shape: list[str | int]
+    intent: Intent
+    # "float" is the problem precision; an integer kind is fixed whatever the precision.
+    dtype: Literal["float", "int64", "int32"] = "float"
+    # A sparse array is passed in its canonical CSR form: <name>_data, <name>_indices, <name>_indptr.
+    format: Literal["dense", "csr"] = "dense"
+
+    @property
+    def is_floating(self) -> bool:
+        return self.dtype == "float"
+
+    @property
+    def is_sparse(self) -> bool:
+        return self.format != "dense"
+
+
+class ScalarDecl(BaseModel):
+    """One scalar argument: a floating scalar takes the problem precision, an int is int64_t."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    type: Literal["float", "int"]
+    value: float
+
+
+class Manifest(BaseModel):
+    """A kernel's manifest.yaml, validated."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    summary: str
+    sizes: list[str]
+    arrays: list[ArrayDecl]
+    scalars: list[ScalarDecl] = Field(default_factory=list)
+    presets: dict[str, dict[str, float]]
+    precisions: list[str]
+    # The default MPI distribution: grid extents over P and a plan-shaped entry per array.
+    distribution: dict[str, Any] | None = None
+    workspace_bytes: str = "0"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Manifest:
+        declared = set(self.sizes)
+        for array in self.arrays:
+            for extent in array.shape:
+                if isinstance(extent, str) and extent not in declared:
+                    raise ValueError(
+                        f"arrays.{array.name}.shape: {extent!r} is not a size symbol ({self.sizes})"
+                    )
+        scalar_names = {s.name for s in self.scalars}
+        for preset, values in self.presets.items():
+            unknown = set(values) - declared - scalar_names
+            missing = declared - set(values)
+            if unknown or missing:
+                raise ValueError(
+                    f"presets.{preset}: unknown {sorted(unknown)}, missing {sorted(missing)}"
+                )
+        return self
+
+    @property
+    def fp64_only(self) -> bool:
+        return self.precisions == ["fp64"]
+
+    def preset_sizes(self, preset: str) -> dict[str, int]:
+        values = self.presets[preset]
+        return {name: int(values[name]) for name in self.sizes}
+
+    def preset_scalars(self, preset: str) -> dict[str, float]:
+        values = self.presets[preset]
+        return {s.name: float(values.get(s.name, s.value)) for s in self.scalars}
+
+    def workspace_size(self, sizes: dict[str, int]) -> int:
+        return int(evaluate_size_expression(self.workspace_bytes, sizes))
+
+    def shape_of(self, array: ArrayDecl, sizes: dict[str, int]) -> tuple[int, ...]:
+        return tuple(sizes[e] if isinstance(e, str) else int(e) for e in array.shape)
+
+    def array(self, name: str) -> ArrayDecl:
+        for array in self.arrays:
+            if array.name == name:
+                return array
+        raise KeyError(f"{self.name}: no array {name!r} (arrays: {[a.name for a in self.arrays]})")
+
+
+_OPERATORS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
+
+
+def evaluate_size_expression(text: str, sizes: dict[str, int]) -> int:
+    """An integer expression over size symbols (+ - * // %), evaluated without eval()."""
+
+    def walk(node: ast.AST) -> int:
+        if isinstance(node, ast.Expression):
+            return walk(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id not in sizes:
+                raise ValueError(f"{text!r}: unknown size symbol {node.id!r} ({sorted(sizes)})")
+            return sizes[node.id]
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+            return int(_OPERATORS[type(node.op)](walk(node.left), walk(node.right)))
+        raise ValueError(f"{text!r}: only integers, size symbols and + - * // % are allowed")
+
+    return walk(ast.parse(text, mode="eval"))
+
+
+def kernel_names() -> list[str]:
+    """Every kernel of the catalog, in name order."""
+    return sorted(p.parent.name for p in CATALOG_DIR.glob("*/manifest.yaml"))
+
+
+@functools.cache
+def load_manifest(name: str) -> Manifest:
+    """The validated manifest of kernel `name`; KeyError names the catalog when it is unknown."""
+    path = CATALOG_DIR / name / "manifest.yaml"
+    if not name.isidentifier() or not path.is_file():
+        raise KeyError(f"unknown kernel {name!r}; the catalog has {kernel_names()}")
+    manifest = Manifest.model_validate(yaml.safe_load(path.read_text()))
+    if manifest.name != name:
+        raise ValueError(f"{path}: name {manifest.name!r} differs from its folder {name!r}")
+    return manifest
+
+
+@functools.cache
+def load_reference(name: str) -> ModuleType:
+    """The kernel's reference.py module (reference(), and make_inputs() where it has one)."""
+    path = CATALOG_DIR / name / "reference.py"
+    spec = importlib.util.spec_from_file_location(f"hb.kernels.{name}.reference", path)
+    if spec is None or spec.loader is None:
+        raise KeyError(f"{name}: no reference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def solution_source(name: str) -> str:
+    """The catalog's correct C submission for kernel `name`."""
+    load_manifest(name)
+    return (CATALOG_DIR / name / "solution.c").read_text()
+
+
+def pointer_names(manifest: Manifest) -> list[str]:
+    """The kernel's pointer arguments before any request: a sparse array's CSR triple in place."""
+    names: list[str] = []
+    for array in manifest.arrays:
+        if array.is_sparse:
+            names += [f"{array.name}_data", f"{array.name}_indices", f"{array.name}_indptr"]
+        else:
+            names.append(array.name)
+    return names
+
+
+def make_inputs(
+    manifest: Manifest, sizes: dict[str, int], seed: int, dtype: np.dtype
+) -> dict[str, np.ndarray]:
+    """Seeded, reproducible problem arrays at the problem precision, keyed by pointer name.
+
+    A kernel's reference.py may define make_inputs() (sparse structure, well-separated particles);
+    otherwise inputs are uniform in [-1, 1] and pure outputs start at zero.
+    """
+    rng = np.random.default_rng(seed)
+    reference = load_reference(manifest.name)
+    if hasattr(reference, "make_inputs"):
+        arrays: dict[str, np.ndarray] = reference.make_inputs(sizes, rng, dtype)
+        return {name: np.ascontiguousarray(arrays[name]) for name in pointer_names(manifest)}
+    arrays = {}
+    for array in manifest.arrays:
+        shape = manifest.shape_of(array, sizes)
+        kind = dtype if array.is_floating else np.dtype(array.dtype)
+        if array.intent == "out":
+            arrays[array.name] = np.zeros(shape, dtype=kind)
+        elif array.is_floating:
+            arrays[array.name] = rng.uniform(-1.0, 1.0, shape).astype(kind)
+        else:
+            arrays[array.name] = rng.integers(0, 100, shape).astype(kind)
+    return arrays
+
+
+def reference_outputs(
+    manifest: Manifest, inputs: dict[str, np.ndarray], sizes: dict[str, int], scalars: dict[str, float]
+) -> dict[str, np.ndarray]:
+    """The reference's outputs (every inout/out pointer) computed on a copy of the inputs."""
+    arrays = {name: value.copy() for name, value in inputs.items()}
+    load_reference(manifest.name).reference(arrays, sizes, scalars)
+    return {name: arrays[name] for name in output_names(manifest)}
+
+
+def output_names(manifest: Manifest) -> list[str]:
+    """The pointers the judge grades: every array written by the kernel (inout and out)."""
+    return [a.name for a in manifest.arrays if a.intent != "in"]

@@ -1,0 +1,1 @@
+"""Assemble stage: supersedes inversion, `{T}` family concretization and explicit nulls."""

@@ -1,0 +1,1 @@
+"""The formal layer: the reference grammar, the shape catalog and the expander that inlines `semantics.formal`."""

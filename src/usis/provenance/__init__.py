@@ -1,0 +1,1 @@
+"""Provenance stage: a record (stage, method, from) for every value of every entry."""

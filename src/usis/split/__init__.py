@@ -1,0 +1,1 @@
+"""Split stage: writes the shipped per-model corpus and provenance files."""

@@ -1,0 +1,1 @@
+"""Helpers shared by the conversion tests: the rounding oracle and program generators."""
