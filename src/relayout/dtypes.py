@@ -155,9 +155,7 @@ def double_to_bits(values: npt.ArrayLike, name: str) -> npt.NDArray[Any]:
     # NaN keeps its sign and top payload bits, with the quiet bit set so it stays NaN.
     payload = (raw & np.int64(_DOUBLE_MANTISSA_MASK)) >> (52 - target.mantissa_bits)
     nan_encoded = (
-        np.int64(target.nan_bits)
-        if target.finite_only
-        else np.int64(target.nan_bits) | payload
+        np.int64(target.nan_bits) if target.finite_only else np.int64(target.nan_bits) | payload
     )
     encoded = np.where(is_nan, nan_encoded, encoded)
     signed = encoded.astype(np.uint64) | (negative << np.uint64(target.bits - 1))
@@ -174,7 +172,8 @@ def bits_to_double(bits: npt.ArrayLike, name: str) -> npt.NDArray[np.float64]:
     """The exact doubles of the stored bits of precision `name` (widening never rounds)."""
     source = precision(name)
     stored = np.ascontiguousarray(bits, dtype=source.storage_dtype)
-    return stored.view(source.numpy_dtype).astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return stored.view(source.numpy_dtype).astype(np.float64)
 
 
 def widen_to_double(values: npt.NDArray[Any]) -> npt.NDArray[np.float64]:

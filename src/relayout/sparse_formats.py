@@ -3,7 +3,8 @@
 A sparse array arrives as canonical CSR (``data``, ``indices``, ``indptr``; int64 indices, column
 indices sorted within each row, no duplicates). ``from_csr`` lays it out in one of ``FORMATS`` as a
 dict of named buffers (the C ABI names them ``<array>_<role>``); ``to_csr`` reads such buffers back.
-Every conversion is vectorised numpy, O(nnz + rows) with at most one sort.
+Conversions that scipy has (csc, bsr) use scipy's compiled counting sorts; the others are
+vectorised numpy, O(nnz + rows) with at most one sort.
 
 Padding conventions, chosen so that a kernel never needs a branch to stay in bounds yet a round trip
 is exact: padded slots of ELL and SELL-C-sigma hold value 0 and column -1; DIA and BCSR store whole
@@ -17,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
 INDEX_DTYPE = np.dtype(np.int64)
 
@@ -150,11 +152,18 @@ def _csr_in(buffers, shape, params) -> Csr:
     return canonical_csr(buffers["data"], buffers["indices"], buffers["indptr"], shape)
 
 
+def _scipy_csr(csr: Csr) -> sp.csr_array:
+    return sp.csr_array((csr.data, csr.indices, csr.indptr), shape=csr.shape, copy=False)
+
+
 def _csc_out(csr: Csr, params) -> dict[str, np.ndarray]:
-    rows = csr.row_of_entry()
-    order = np.lexsort((rows, csr.indices))
-    counts = np.bincount(csr.indices, minlength=csr.shape[1]).astype(INDEX_DTYPE)
-    return {"data": csr.data[order], "indices": rows[order], "indptr": _indptr_from_counts(counts)}
+    # scipy's counting sort keeps rows ascending inside each column and explicit zeros as entries.
+    csc = _scipy_csr(csr).tocsc()
+    return {
+        "data": csc.data,
+        "indices": csc.indices.astype(INDEX_DTYPE, copy=False),
+        "indptr": csc.indptr.astype(INDEX_DTYPE, copy=False),
+    }
 
 
 def _csc_in(buffers, shape, params) -> Csr:
@@ -240,15 +249,19 @@ def _block_shape(params) -> tuple[int, int]:
 
 def _bcsr_out(csr: Csr, params) -> dict[str, np.ndarray]:
     r, c = _block_shape(params)
-    block_rows = -(-csr.shape[0] // r)
-    block_cols = -(-csr.shape[1] // c)
-    rows = csr.row_of_entry()
-    key = (rows // r) * block_cols + csr.indices // c
-    blocks, which = np.unique(key, return_inverse=True)
-    data = np.zeros((blocks.shape[0], r, c), dtype=csr.data.dtype)
-    data[which, rows % r, csr.indices % c] = csr.data
-    counts = np.bincount(blocks // block_cols, minlength=block_rows).astype(INDEX_DTYPE)
-    return {"data": data, "indices": blocks % block_cols, "indptr": _indptr_from_counts(counts)}
+    # scipy wants the extents to be multiples of the block: pad with empty rows and columns.
+    padded = (-(-csr.shape[0] // r) * r, -(-csr.shape[1] // c) * c)
+    indptr = np.concatenate(
+        [csr.indptr, np.full(padded[0] - csr.shape[0], csr.indptr[-1], dtype=INDEX_DTYPE)]
+    )
+    whole = sp.csr_array((csr.data, csr.indices, indptr), shape=padded, copy=False)
+    bsr = whole.tobsr(blocksize=(r, c))
+    bsr.sort_indices()
+    return {
+        "data": bsr.data,
+        "indices": bsr.indices.astype(INDEX_DTYPE, copy=False),
+        "indptr": bsr.indptr.astype(INDEX_DTYPE, copy=False),
+    }
 
 
 def _bcsr_in(buffers, shape, params) -> Csr:

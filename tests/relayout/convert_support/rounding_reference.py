@@ -109,7 +109,11 @@ def round_by_fractions(x: float, name: str) -> int:
     sign = (1 << (fmt.bits - 1)) if math.copysign(1.0, x) < 0 else 0
     if math.isnan(x):
         return sign | ((1 << (fmt.bits - 1)) - 1)
-    overflow = len(fmt.finite_magnitudes()) if fmt.bits <= 16 else ((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits
+    overflow = (
+        len(fmt.finite_magnitudes())
+        if fmt.bits <= 16
+        else ((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits
+    )
     if math.isinf(x):
         return sign | overflow
     q = abs(Fraction(x))
@@ -221,7 +225,8 @@ def fp32_structured_inputs() -> np.ndarray:
     mantissas = np.tile(mantissas, 255)
     bits = (fields.astype(np.uint32) << np.uint32(23)) | mantissas.astype(np.uint32)
     values = bits.view(np.float32).astype(np.float64)
-    upper = np.nextafter(values.astype(np.float32), np.float32(np.inf)).astype(np.float64)
+    with np.errstate(over="ignore"):
+        upper = np.nextafter(values.astype(np.float32), np.float32(np.inf)).astype(np.float64)
     midpoints = (values + upper) / 2
     return with_specials(
         np.concatenate(

@@ -1,0 +1,113 @@
+"""Builds a submission's source into a shared library in the sandbox, with a content-addressed
+cache: the same source, flags and libraries on the same compiler build once."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from hb import languages, precision, sandbox
+
+LIBRARY_NAME = "libsubmission.so"
+HEADER_NAME = "hb_types.h"
+
+
+@dataclass
+class BuildResult:
+    """A built library, or the reason it did not build."""
+
+    ok: bool
+    library: Path | None
+    cached: bool
+    build_ns: int
+    reason: str | None = None
+    log: str = ""
+
+
+@functools.cache
+def compiler_identity(compiler: str) -> str:
+    """The compiler's version line: part of the cache key, so an upgrade rebuilds."""
+    try:
+        out = subprocess.run([compiler, "--version"], capture_output=True, text=True, check=False, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"{compiler}: unavailable ({error})"
+    return out.stdout.splitlines()[0] if out.stdout else compiler
+
+
+def build_flags(language_name: str, libraries: list[str], baseline: bool) -> list[str]:
+    lang = languages.language(language_name)
+    flags = list(lang.baseline_flags if baseline else lang.flags)
+    link: list[str] = []
+    for name in libraries:
+        link += list(lang.catalog[name].link_flags)
+    return [*flags, "-include", HEADER_NAME, *link_placeholder(), *link, "-lm"]
+
+
+def link_placeholder() -> list[str]:
+    # The source name goes before the libraries so that the linker resolves them.
+    return ["-o", LIBRARY_NAME, "submission.c"]
+
+
+def cache_key(source: str, language_name: str, libraries: list[str], baseline: bool) -> str:
+    lang = languages.language(language_name)
+    digest = hashlib.sha256()
+    for part in (
+        source,
+        precision.C_PRELUDE,
+        compiler_identity(lang.compiler),
+        "\0".join(build_flags(language_name, libraries, baseline)),
+    ):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def build(
+    source: str,
+    language_name: str,
+    libraries: list[str],
+    cache_dir: Path,
+    limits: sandbox.Limits,
+    baseline: bool = False,
+) -> BuildResult:
+    """Build `source` (optimised, or at the baseline's -O2) into a cached shared library."""
+    started = time.perf_counter_ns()
+    refusal = sandbox.catalog_refusal(language_name, libraries)
+    if refusal is not None:
+        return BuildResult(False, None, False, 0, reason=refusal)
+    lang = languages.language(language_name)
+    key = cache_key(source, language_name, libraries, baseline)
+    target = cache_dir / key[:2] / key / LIBRARY_NAME
+    if target.is_file():
+        return BuildResult(True, target, True, time.perf_counter_ns() - started)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    workdir = Path(tempfile.mkdtemp(prefix="build-", dir=cache_dir))
+    try:
+        (workdir / "submission.c").write_text(source)
+        (workdir / HEADER_NAME).write_text(precision.C_PRELUDE)
+        result = sandbox.run_sandboxed(
+            [lang.compiler, *build_flags(language_name, libraries, baseline)], workdir, limits
+        )
+        failure = result.failure("the build")
+        if failure is not None or not (workdir / LIBRARY_NAME).is_file():
+            log = (result.stderr or result.stdout).strip()
+            return BuildResult(
+                False, None, False, time.perf_counter_ns() - started,
+                reason=f"build failed: {failure or 'no library produced'}", log=log[-4000:],
+            )  # fmt: skip
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staged = target.parent / f".{uuid.uuid4().hex}.so"
+        shutil.copyfile(workdir / LIBRARY_NAME, staged)
+        os.chmod(staged, 0o755)
+        os.replace(staged, target)  # atomic: a concurrent build of the same key is harmless
+        return BuildResult(True, target, False, time.perf_counter_ns() - started, log=result.stderr[-4000:])
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)

@@ -1,0 +1,85 @@
+"""Precisions of the judge: names, numpy and C types, the grading tolerance matrix, and the casts
+a request may ask for (precision_casts)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import ml_dtypes
+import numpy as np
+
+
+class Tolerance(NamedTuple):
+    """An output passes where |got - want| <= atol + rtol * |want| elementwise."""
+
+    rtol: float
+    atol: float
+
+
+PRECISIONS = ("fp64", "fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2")
+
+TOLERANCE_MATRIX: dict[str, Tolerance] = {
+    "fp64": Tolerance(1e-9, 1e-11),
+    "fp32": Tolerance(1e-3, 1e-5),
+    "fp16": Tolerance(1e-2, 1e-3),
+    "bf16": Tolerance(3e-2, 1e-2),
+    "fp8_e4m3": Tolerance(1e-1, 0.125),
+    "fp8_e5m2": Tolerance(2e-1, 0.25),
+}
+
+NUMPY_DTYPES: dict[str, np.dtype] = {
+    "fp64": np.dtype(np.float64),
+    "fp32": np.dtype(np.float32),
+    "fp16": np.dtype(np.float16),
+    "bf16": np.dtype(ml_dtypes.bfloat16),
+    "fp8_e4m3": np.dtype(ml_dtypes.float8_e4m3fn),
+    "fp8_e5m2": np.dtype(ml_dtypes.float8_e5m2),
+}
+
+# The C element type of a pointer at each precision (spec §1: the prompt tables these).
+C_TYPES: dict[str, str] = {
+    "fp64": "double",
+    "fp32": "float",
+    "fp16": "_Float16",
+    "bf16": "__npb_bf16",
+    "fp8_e4m3": "__npb_fp8_e4m3",
+    "fp8_e5m2": "__npb_fp8_e5m2",
+}
+
+# Storage-only types reach C as their bits; a submission declares them through these typedefs.
+C_PRELUDE = """#include <stdint.h>
+typedef uint16_t __npb_bf16;
+typedef uint8_t __npb_fp8_e4m3;
+typedef uint8_t __npb_fp8_e5m2;
+"""
+
+# The sweep's --datatype spellings and the precision each names.
+DATATYPE_ALIASES = {"float64": "fp64", "double": "fp64", "float32": "fp32", "float": "fp32"}
+
+
+def precision_of(datatype: str) -> str:
+    """The precision a datatype spelling names (fp64, float64, double, ...); ValueError otherwise."""
+    name = DATATYPE_ALIASES.get(datatype, datatype)
+    if name not in NUMPY_DTYPES:
+        raise ValueError(f"unknown precision {datatype!r}; expected one of {list(PRECISIONS)}")
+    return name
+
+
+def precision_casts(problem_precision: str, allowed: list[str] | tuple[str, ...]) -> list[str]:
+    """The cast targets a request may name for an array at `problem_precision`: the allowed
+    precisions other than the array's own (a cast to its own dtype is refused)."""
+    precision_of(problem_precision)
+    return [p for p in PRECISIONS if p in allowed and p != problem_precision]
+
+
+def grading_tolerance(
+    problem_precision: str, kernel: str, override_kernels: list[str] | tuple[str, ...] = ()
+) -> tuple[Tolerance, str | None]:
+    """The band a grade is judged in, and the override's precision where one applies.
+
+    grading.precision_override_kernels: a listed fp64-only kernel run under fp32 keeps its fp64
+    problem and is graded in the fp32 band; the grade records that override.
+    """
+    if problem_precision == "fp32" and kernel in override_kernels:
+        return TOLERANCE_MATRIX["fp32"], "fp32"
+    return TOLERANCE_MATRIX[problem_precision], None

@@ -1,0 +1,226 @@
+"""Runs untrusted code (a submission's build or timed run) in a child process with resource
+limits, a wall-clock timeout that ends every process it started, a private working directory and,
+where the machine allows it, no network, private /tmp and an unprivileged user."""
+
+from __future__ import annotations
+
+import functools
+import os
+import pwd
+import resource
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hb import languages
+
+# The private directory as the child sees it when the namespaces apply.
+SANDBOX_WORKDIR = "/tmp/hb-work"
+
+# Inside fresh mount, network and PID namespaces (as root): the private directory is moved onto a
+# new /tmp so that nothing else there is visible or writable, /var/tmp and /dev/shm are emptied,
+# and the command runs as the unprivileged user. unshare's --kill-child ends the whole PID
+# namespace when the judge kills unshare.
+_NAMESPACE_SCRIPT = r"""
+set -e
+workdir="$1"; uid="$2"; gid="$3"; shift 3
+mount --bind "$workdir" /mnt
+mount -t tmpfs -o size=64m,mode=1777 hb-tmp /tmp
+mkdir -p /tmp/hb-work
+mount --move /mnt /tmp/hb-work
+for d in /var/tmp /dev/shm; do
+  if [ -d "$d" ]; then mount -t tmpfs -o size=16m,mode=1777 hb-scratch "$d"; fi
+done
+cd /tmp/hb-work
+exec setpriv --reuid="$uid" --regid="$gid" --clear-groups -- "$@"
+"""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one child may use; memory and file sizes in bytes."""
+
+    timeout_s: float = 60.0
+    cpu_s: int = 120
+    memory_bytes: int = 8 << 30
+    nproc: int = 256
+    fsize_bytes: int = 1 << 30
+    user: str = "nobody"
+
+
+@dataclass
+class SandboxResult:
+    """How a sandboxed command ended, and which protections it ran under."""
+
+    returncode: int
+    timed_out: bool
+    wall_s: float
+    stdout: str
+    stderr: str
+    protections: list[str] = field(default_factory=list)
+
+    @property
+    def signal_name(self) -> str | None:
+        if self.returncode < 0:
+            try:
+                return signal.Signals(-self.returncode).name
+            except ValueError:
+                return f"signal {-self.returncode}"
+        # The namespace's shell reports a signalled child as 128 + signal.
+        if self.returncode > 128 and "namespaces" in self.protections:
+            try:
+                return signal.Signals(self.returncode - 128).name
+            except ValueError:
+                return None
+        return None
+
+    def failure(self, what: str) -> str | None:
+        """A one-line reason when the command did not finish cleanly, else None."""
+        if self.timed_out:
+            return f"{what} exceeded the wall-clock limit and was killed"
+        name = self.signal_name
+        tail = self.stderr.strip().splitlines()[-3:]
+        detail = f": {' | '.join(tail)}" if tail else ""
+        if name is not None:
+            hint = {
+                "SIGSEGV": " (segmentation fault)",
+                "SIGXCPU": " (CPU time limit)",
+                "SIGKILL": " (killed: memory or time limit)",
+                "SIGABRT": " (aborted)",
+                "SIGBUS": " (bus error)",
+                "SIGFPE": " (arithmetic exception)",
+                "SIGXFSZ": " (file size limit)",
+            }.get(name, "")
+            return f"{what} ended by {name}{hint}{detail}"
+        if self.returncode != 0:
+            return f"{what} exited with status {self.returncode}{detail}"
+        return None
+
+
+def catalog_refusal(language: str, libraries: Sequence[str]) -> str | None:
+    """Why startup.load cannot be honoured for `language`, or None when every name is offered."""
+    for index, name in enumerate(libraries):
+        if not languages.library_offered(language, name):
+            offered = languages.offered_libraries(language)
+            return (
+                f"startup.load[{index}]: {name!r} is not a library this judge offers for "
+                f"{language!r} (offered: {offered or 'none'})"
+            )
+    return None
+
+
+@functools.cache
+def namespaces_available() -> bool:
+    """Whether this machine lets the judge start the child in fresh namespaces as another user."""
+    if os.geteuid() != 0 or not (shutil.which("unshare") and shutil.which("setpriv")):
+        return False
+    probe = subprocess.run(
+        ["unshare", "--net", "--mount", "--pid", "--fork", "--kill-child", "--", "true"],
+        capture_output=True,
+        timeout=10,
+        check=False,
+    )
+    return probe.returncode == 0
+
+
+def _user_ids(user: str) -> tuple[int, int] | None:
+    try:
+        entry = pwd.getpwnam(user)
+    except KeyError:
+        return None
+    return entry.pw_uid, entry.pw_gid
+
+
+def _apply_limits(limits: Limits) -> None:
+    # Runs in the child between fork and exec: only async-signal-safe work belongs here.
+    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s))
+    resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.fsize_bytes, limits.fsize_bytes))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NPROC, (limits.nproc, limits.nproc))
+
+
+def prepare_workdir(path: Path, limits: Limits) -> None:
+    """Make `path` the child's own: created, and owned by the sandbox user when we switch to it."""
+    path.mkdir(parents=True, exist_ok=True)
+    ids = _user_ids(limits.user) if namespaces_available() else None
+    if ids is not None:
+        for entry in [path, *path.rglob("*")]:
+            os.chown(entry, *ids)
+
+
+def run_sandboxed(
+    argv: Sequence[str], workdir: Path, limits: Limits, env: Mapping[str, str] | None = None
+) -> SandboxResult:
+    """Run `argv` in `workdir` under `limits`; relative paths in argv resolve in the workdir.
+
+    stdout and stderr go to files in the workdir (bounded by the file size limit) and their tails
+    come back in the result.
+    """
+    workdir = workdir.resolve()
+    prepare_workdir(workdir, limits)
+    protections = ["rlimits", "wall-clock timeout", "private directory"]
+    ids = _user_ids(limits.user)
+    command = list(argv)
+    cwd: Path | str = workdir
+    if namespaces_available() and ids is not None:
+        command = [
+            "unshare", "--net", "--mount", "--pid", "--fork", "--kill-child", "--",
+            "/bin/sh", "-c", _NAMESPACE_SCRIPT, "hb-sandbox", str(workdir), str(ids[0]), str(ids[1]),
+            *command,
+        ]  # fmt: skip
+        protections += ["namespaces", "no network", "private /tmp", f"user {limits.user}"]
+    child_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": SANDBOX_WORKDIR, "LANG": "C.UTF-8"}
+    child_env.update(env or {})
+    started = time.monotonic()
+    with open(workdir / "stdout.txt", "wb") as out, open(workdir / "stderr.txt", "wb") as err:
+        process = subprocess.Popen(
+            command,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            env=child_env,
+            start_new_session=True,
+            preexec_fn=lambda: _apply_limits(limits),
+        )
+        timed_out = False
+        try:
+            process.wait(timeout=limits.timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            _kill_group(process.pid)
+            process.wait()
+    return SandboxResult(
+        returncode=process.returncode,
+        timed_out=timed_out,
+        wall_s=time.monotonic() - started,
+        stdout=_tail(workdir / "stdout.txt"),
+        stderr=_tail(workdir / "stderr.txt"),
+        protections=protections,
+    )
+
+
+def _kill_group(pid: int) -> None:
+    # The child leads its own session; with namespaces, killing unshare also ends the PID
+    # namespace, so a process that left the group (setsid) dies with it.
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _tail(path: Path, limit: int = 4000) -> str:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - limit))
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""

@@ -1,0 +1,115 @@
+"""The element type names of the request language and what each means: numpy dtype, C type, size,
+alignment, whether it is floating and whether a cast may target it. Rounding lives in dtypes.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import ml_dtypes
+import numpy as np
+
+__all__ = [
+    "CAST_TARGETS",
+    "ELEMENT_TYPES",
+    "SPARSE_FORMATS",
+    "CastTarget",
+    "ElementType",
+    "element_type",
+]
+
+CastTarget = Literal["fp64", "fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2"]
+CAST_TARGETS: tuple[str, ...] = ("fp64", "fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2")
+SPARSE_FORMATS: tuple[str, ...] = ("csr", "csc", "coo")
+
+
+@dataclass(frozen=True)
+class ElementType:
+    """One element type: its request name and its storage in numpy and C."""
+
+    name: str
+    numpy: Any
+    c_type: str
+    # The C type a struct member of this type is written as: half and storage-only types are
+    # written as their bits, which have the same size and alignment.
+    c_member_type: str
+    size: int
+    alignment: int
+    floating: bool
+    complex: bool = False
+    real_part: str | None = None
+
+    @property
+    def numpy_dtype(self) -> np.dtype[Any]:
+        return np.dtype(self.numpy)
+
+
+def _scalar(
+    name: str,
+    numpy_type: Any,
+    c_type: str,
+    floating: bool,
+    c_member_type: str | None = None,
+) -> ElementType:
+    dtype = np.dtype(numpy_type)
+    return ElementType(
+        name=name,
+        numpy=numpy_type,
+        c_type=c_type,
+        c_member_type=c_member_type or c_type,
+        size=dtype.itemsize,
+        alignment=dtype.alignment,
+        floating=floating,
+    )
+
+
+ELEMENT_TYPES: dict[str, ElementType] = {
+    entry.name: entry
+    for entry in (
+        _scalar("fp64", np.float64, "double", True),
+        _scalar("fp32", np.float32, "float", True),
+        _scalar("fp16", np.float16, "_Float16", True, "uint16_t"),
+        _scalar("bf16", ml_dtypes.bfloat16, "__npb_bf16", True, "uint16_t"),
+        _scalar("fp8_e4m3", ml_dtypes.float8_e4m3fn, "__npb_fp8_e4m3", True, "uint8_t"),
+        _scalar("fp8_e5m2", ml_dtypes.float8_e5m2, "__npb_fp8_e5m2", True, "uint8_t"),
+        _scalar("int8", np.int8, "int8_t", False),
+        _scalar("int16", np.int16, "int16_t", False),
+        _scalar("int32", np.int32, "int32_t", False),
+        _scalar("int64", np.int64, "int64_t", False),
+        _scalar("uint8", np.uint8, "uint8_t", False),
+        _scalar("uint16", np.uint16, "uint16_t", False),
+        _scalar("uint32", np.uint32, "uint32_t", False),
+        _scalar("uint64", np.uint64, "uint64_t", False),
+        ElementType(
+            name="complex64",
+            numpy=np.complex64,
+            c_type="float _Complex",
+            c_member_type="float _Complex",
+            size=8,
+            alignment=np.dtype(np.complex64).alignment,
+            floating=False,
+            complex=True,
+            real_part="fp32",
+        ),
+        ElementType(
+            name="complex128",
+            numpy=np.complex128,
+            c_type="double _Complex",
+            c_member_type="double _Complex",
+            size=16,
+            alignment=np.dtype(np.complex128).alignment,
+            floating=False,
+            complex=True,
+            real_part="fp64",
+        ),
+    )
+}
+
+
+def element_type(name: str) -> ElementType:
+    """The ElementType of a name; ValueError listing the known names otherwise."""
+    try:
+        return ELEMENT_TYPES[name]
+    except KeyError:
+        known = ", ".join(ELEMENT_TYPES)
+        raise ValueError(f"unknown element type {name!r} (known: {known})") from None
