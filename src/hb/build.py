@@ -36,7 +36,9 @@ class BuildResult:
 def compiler_identity(compiler: str) -> str:
     """The compiler's version line: part of the cache key, so an upgrade rebuilds."""
     try:
-        out = subprocess.run([compiler, "--version"], capture_output=True, text=True, check=False, timeout=30)
+        out = subprocess.run(
+            [compiler, "--version"], capture_output=True, text=True, check=False, timeout=30
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"{compiler}: unavailable ({error})"
     return out.stdout.splitlines()[0] if out.stdout else compiler
@@ -108,6 +110,8 @@ def build(
         shutil.copyfile(workdir / LIBRARY_NAME, staged)
         os.chmod(staged, 0o755)
         os.replace(staged, target)  # atomic: a concurrent build of the same key is harmless
-        return BuildResult(True, target, False, time.perf_counter_ns() - started, log=result.stderr[-4000:])
+        return BuildResult(
+            True, target, False, time.perf_counter_ns() - started, log=result.stderr[-4000:]
+        )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -4,6 +4,7 @@ with the environment's overrides (HB_DATA_DIR, HB_DATABASE_URL, HPCAGENT_BENCH_R
 from __future__ import annotations
 
 import os
+import tomllib
 from pathlib import Path
 from typing import Literal
 
@@ -44,7 +45,10 @@ class SandboxSection(_Section):
     nproc: int = 256
     fsize_mb: int = 1024
     threads: int = 0  # OMP_NUM_THREADS; 0 lets the runtime pick
-    user: str = "nobody"
+    uid_base: int = (
+        61000  # each running child takes its own uid from [uid_base, uid_base + uid_count)
+    )
+    uid_count: int = 64
 
 
 class RecordSection(_Section):
@@ -92,8 +96,7 @@ class Config(_Section):
 def load_config(path: str | Path | None = None, environ: dict[str, str] | None = None) -> Config:
     """The configuration from `path` (default: ./config.yaml where it exists) and the environment.
 
-    HB_DATA_DIR sets the data directory unless the file does; HB_DATABASE_URL wins over
-    record.database.
+    HB_DATA_DIR wins over the file's data_dir, HB_DATABASE_URL over record.database.
     """
     env = dict(os.environ if environ is None else environ)
     raw: dict = {}
@@ -102,10 +105,35 @@ def load_config(path: str | Path | None = None, environ: dict[str, str] | None =
     if path is not None:
         loaded = yaml.safe_load(Path(path).read_text()) or {}
         if not isinstance(loaded, dict):
-            raise ValueError(f"{path}: expected a mapping at the top level, got {type(loaded).__name__}")
+            raise ValueError(
+                f"{path}: expected a mapping at the top level, got {type(loaded).__name__}"
+            )
         raw = loaded
-    if "data_dir" not in raw and env.get("HB_DATA_DIR"):
+    if env.get("HB_DATA_DIR"):
         raw["data_dir"] = env["HB_DATA_DIR"]
     config = Config.model_validate(raw)
     config.environment = env
     return config
+
+
+EXPERIMENTS_FILE = Path(__file__).resolve().parents[2] / "experiments" / "experiments.toml"
+
+
+def request_presets(path: Path = EXPERIMENTS_FILE) -> dict[str, dict[str, list[str]]]:
+    """The [requests.<preset>] tables of experiments.toml: allow, and precisions where cast is."""
+    with open(path, "rb") as handle:
+        document = tomllib.load(handle)
+    presets: dict[str, dict[str, list[str]]] = document.get("requests", {})
+    return presets
+
+
+def preset_environment(preset: str, path: Path = EXPERIMENTS_FILE) -> dict[str, str]:
+    """The HPCAGENT_BENCH_REQUESTS_* keys a setup's env carries for a request preset."""
+    presets = request_presets(path)
+    if preset not in presets:
+        raise KeyError(f"unknown request preset {preset!r}; experiments.toml has {sorted(presets)}")
+    entry = presets[preset]
+    return {
+        "HPCAGENT_BENCH_REQUESTS_ALLOW": ",".join(entry.get("allow", [])),
+        "HPCAGENT_BENCH_REQUESTS_PRECISIONS": ",".join(entry.get("precisions", [])),
+    }

@@ -58,7 +58,9 @@ def language(name: str) -> Language:
     if name in LANGUAGES:
         return LANGUAGES[name]
     planned = " (planned, not built yet)" if name in PLANNED_LANGUAGES else ""
-    raise ValueError(f"language {name!r}{planned} is not built by this judge; use one of {sorted(LANGUAGES)}")
+    raise ValueError(
+        f"language {name!r}{planned} is not built by this judge; use one of {sorted(LANGUAGES)}"
+    )
 
 
 @functools.cache

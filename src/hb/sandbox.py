@@ -4,15 +4,16 @@ where the machine allows it, no network, private /tmp and an unprivileged user."
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
-import pwd
 import resource
 import shutil
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +24,9 @@ SANDBOX_WORKDIR = "/tmp/hb-work"
 
 # Inside fresh mount, network and PID namespaces (as root): the private directory is moved onto a
 # new /tmp so that nothing else there is visible or writable, /var/tmp and /dev/shm are emptied,
-# and the command runs as the unprivileged user. unshare's --kill-child ends the whole PID
+# and the command runs as the unprivileged user. The shell stays the namespace's init (PID 1, which
+# the kernel shields from signals it does not handle, so a submission's abort() would turn into a
+# fault) and reports a signalled child as 128 + signal. unshare's --kill-child ends the whole PID
 # namespace when the judge kills unshare.
 _NAMESPACE_SCRIPT = r"""
 set -e
@@ -36,7 +39,7 @@ for d in /var/tmp /dev/shm; do
   if [ -d "$d" ]; then mount -t tmpfs -o size=16m,mode=1777 hb-scratch "$d"; fi
 done
 cd /tmp/hb-work
-exec setpriv --reuid="$uid" --regid="$gid" --clear-groups -- "$@"
+setpriv --reuid="$uid" --regid="$gid" --clear-groups -- "$@"
 """
 
 
@@ -49,7 +52,11 @@ class Limits:
     memory_bytes: int = 8 << 30
     nproc: int = 256
     fsize_bytes: int = 1 << 30
-    user: str = "nobody"
+    # Each running child gets its own uid from this range (no passwd entry needed), so that
+    # RLIMIT_NPROC, which counts per user, bounds one submission and not all of them together.
+    uid_base: int = 61000
+    uid_count: int = 64
+    gid: int = 65534
 
 
 @dataclass
@@ -127,12 +134,31 @@ def namespaces_available() -> bool:
     return probe.returncode == 0
 
 
-def _user_ids(user: str) -> tuple[int, int] | None:
+_uid_lock = threading.Condition()
+_uids_in_use: set[int] = set()
+
+
+@contextlib.contextmanager
+def _borrowed_uid(limits: Limits) -> Iterator[int]:
+    """A uid of the pool no other running child holds; waits while every one is taken."""
+    with _uid_lock:
+        while True:
+            free = [
+                u
+                for u in range(limits.uid_base, limits.uid_base + limits.uid_count)
+                if u not in _uids_in_use
+            ]
+            if free:
+                uid = free[0]
+                _uids_in_use.add(uid)
+                break
+            _uid_lock.wait()
     try:
-        entry = pwd.getpwnam(user)
-    except KeyError:
-        return None
-    return entry.pw_uid, entry.pw_gid
+        yield uid
+    finally:
+        with _uid_lock:
+            _uids_in_use.discard(uid)
+            _uid_lock.notify()
 
 
 def _apply_limits(limits: Limits) -> None:
@@ -144,13 +170,12 @@ def _apply_limits(limits: Limits) -> None:
     resource.setrlimit(resource.RLIMIT_NPROC, (limits.nproc, limits.nproc))
 
 
-def prepare_workdir(path: Path, limits: Limits) -> None:
-    """Make `path` the child's own: created, and owned by the sandbox user when we switch to it."""
+def prepare_workdir(path: Path, uid: int | None, gid: int) -> None:
+    """Make `path` the child's own: created, and owned by its uid when the child switches to one."""
     path.mkdir(parents=True, exist_ok=True)
-    ids = _user_ids(limits.user) if namespaces_available() else None
-    if ids is not None:
+    if uid is not None:
         for entry in [path, *path.rglob("*")]:
-            os.chown(entry, *ids)
+            os.chown(entry, uid, gid, follow_symlinks=False)
 
 
 def run_sandboxed(
@@ -162,25 +187,43 @@ def run_sandboxed(
     come back in the result.
     """
     workdir = workdir.resolve()
-    prepare_workdir(workdir, limits)
-    protections = ["rlimits", "wall-clock timeout", "private directory"]
-    ids = _user_ids(limits.user)
-    command = list(argv)
-    cwd: Path | str = workdir
-    if namespaces_available() and ids is not None:
+    if not namespaces_available():
+        prepare_workdir(workdir, None, limits.gid)
+        return _run(
+            list(argv), workdir, limits, env, ["rlimits", "wall-clock timeout", "private directory"]
+        )
+    with _borrowed_uid(limits) as uid:
+        prepare_workdir(workdir, uid, limits.gid)
         command = [
             "unshare", "--net", "--mount", "--pid", "--fork", "--kill-child", "--",
-            "/bin/sh", "-c", _NAMESPACE_SCRIPT, "hb-sandbox", str(workdir), str(ids[0]), str(ids[1]),
-            *command,
+            "/bin/sh", "-c", _NAMESPACE_SCRIPT, "hb-sandbox", str(workdir), str(uid), str(limits.gid),
+            *argv,
         ]  # fmt: skip
-        protections += ["namespaces", "no network", "private /tmp", f"user {limits.user}"]
-    child_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": SANDBOX_WORKDIR, "LANG": "C.UTF-8"}
+        protections = [
+            "rlimits", "wall-clock timeout", "private directory", "namespaces", "no network",
+            "private /tmp", f"uid {uid}",
+        ]  # fmt: skip
+        return _run(command, workdir, limits, env, protections)
+
+
+def _run(
+    command: list[str],
+    workdir: Path,
+    limits: Limits,
+    env: Mapping[str, str] | None,
+    protections: list[str],
+) -> SandboxResult:
+    child_env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": SANDBOX_WORKDIR,
+        "LANG": "C.UTF-8",
+    }
     child_env.update(env or {})
     started = time.monotonic()
     with open(workdir / "stdout.txt", "wb") as out, open(workdir / "stderr.txt", "wb") as err:
         process = subprocess.Popen(
             command,
-            cwd=cwd,
+            cwd=workdir,
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,
@@ -209,10 +252,8 @@ def run_sandboxed(
 def _kill_group(pid: int) -> None:
     # The child leads its own session; with namespaces, killing unshare also ends the PID
     # namespace, so a process that left the group (setsid) dies with it.
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _tail(path: Path, limit: int = 4000) -> str:

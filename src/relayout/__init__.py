@@ -1,1 +1,45 @@
 """relayout: a request language for how an array reaches a kernel, and the kernels that convert it."""
+
+from relayout.arrays import ArraySpec, parse_arrays
+from relayout.check import CheckedArray, RequestsCheck, c_declarations, c_signature
+from relayout.errors import RequestError
+from relayout.layout import (
+    BIJECTION_CHECK_LIMIT,
+    CellMap,
+    NodeLayout,
+    PointerLayout,
+    StructType,
+    lower_single_node,
+)
+from relayout.models import (
+    OPERATION_ADAPTER,
+    REQUESTS_ADAPTER,
+    Requests,
+    requests_schema,
+    requests_schema_text,
+)
+from relayout.plan import ArrayPlan, Axis, DistributionPlan
+
+__all__ = [
+    "BIJECTION_CHECK_LIMIT",
+    "OPERATION_ADAPTER",
+    "REQUESTS_ADAPTER",
+    "ArrayPlan",
+    "ArraySpec",
+    "Axis",
+    "CellMap",
+    "CheckedArray",
+    "DistributionPlan",
+    "NodeLayout",
+    "PointerLayout",
+    "RequestError",
+    "Requests",
+    "RequestsCheck",
+    "StructType",
+    "c_declarations",
+    "c_signature",
+    "lower_single_node",
+    "parse_arrays",
+    "requests_schema",
+    "requests_schema_text",
+]

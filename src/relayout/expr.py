@@ -535,6 +535,9 @@ def add(a: Expr, b: Expr) -> Expr:
         and a.left.right == a.right == b.right
     ):
         return b.left
+    # a + (x - a) == x: what a split's inverse leaves.
+    if isinstance(b, Bin) and b.op == "-" and b.right == a:
+        return b.left
     if isinstance(b, Const) and b.value < 0:
         return Bin("-", a, Const(-b.value))
     return Bin("+", a, b)

@@ -4,7 +4,7 @@ RequestError, its JSON writer and its inlined JSON Schema. The meaning lives in 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -57,12 +57,12 @@ def _check_bit_expression(value: int | str) -> int | str:
 
 
 Expression = Annotated[
-    Union[StrictInt, StrictStr],
+    StrictInt | StrictStr,
     AfterValidator(_check_expression),
     Field(description="An integer expression: + - * // % min max root, over P, P0.., sizes."),
 ]
 BitExpression = Annotated[
-    Union[StrictInt, StrictStr],
+    StrictInt | StrictStr,
     AfterValidator(_check_bit_expression),
     Field(description="An integer expression over the digit names; also ^ & | << >> < <= ..."),
 ]
@@ -302,24 +302,22 @@ class Place(_Model):
 
 
 Operation = Annotated[
-    Union[
-        Cast,
-        Format,
-        Distribute,
-        Replicate,
-        Split,
-        Unsplit,
-        Block,
-        Unblock,
-        Permute,
-        Pad,
-        Unpad,
-        Shuffle,
-        LinearShuffle,
-        Zip,
-        Unzip,
-        Place,
-    ],
+    Cast
+    | Format
+    | Distribute
+    | Replicate
+    | Split
+    | Unsplit
+    | Block
+    | Unblock
+    | Permute
+    | Pad
+    | Unpad
+    | Shuffle
+    | LinearShuffle
+    | Zip
+    | Unzip
+    | Place,
     Field(discriminator="action"),
 ]
 
@@ -363,7 +361,7 @@ class Requests(_Model):
     operations: list[Operation] = Field(default_factory=list)
 
     @classmethod
-    def validate(cls, obj: Any) -> Requests:  # type: ignore[override]
+    def validate(cls, obj: Any) -> Requests:
         """A Requests from a dict, a Requests, or JSON text; RequestError naming the entry."""
         if isinstance(obj, Requests):
             return obj
@@ -397,7 +395,7 @@ class Requests(_Model):
     def distributed(self) -> bool:
         return bool(self.startup.grid)
 
-    def grid_at(self, P: int) -> tuple[int, ...]:  # noqa: N803 - the spec's name for the rank count
+    def grid_at(self, P: int) -> tuple[int, ...]:
         """startup.grid evaluated at P ranks; RequestError unless each extent is a positive integer
         and their product is P."""
         from relayout.plan import grid_at
@@ -425,7 +423,7 @@ class Requests(_Model):
 
     def compile(self, arrays: Any, target: str = "host", **options: Any) -> Any:
         """The conversion program of relayout.convert for this request over `arrays`."""
-        from relayout.convert import compile_program  # type: ignore[attr-defined]
+        from relayout.convert import compile_program  # type: ignore[attr-defined,unused-ignore]
 
         return compile_program(self, arrays, target=target, **options)
 
@@ -481,7 +479,9 @@ def _request_error(error: ValidationError, obj: Any) -> RequestError:
         message = f"missing 'action'; accepted: {', '.join(ACTIONS)}"
     elif kind == "extra_forbidden":
         accepted = _accepted_fields(location)
-        name = rest[-1] if rest else "?"
+        name = location[-1] if location else "?"
+        if len(location) == 1:
+            entry = "request"
         message = f"unknown field {name!r}" + (f"; accepted: {accepted}" if accepted else "")
         field = ""
     elif kind == "model_type" or kind == "model_attributes_type":

@@ -215,7 +215,10 @@ def make_inputs(
 
 
 def reference_outputs(
-    manifest: Manifest, inputs: dict[str, np.ndarray], sizes: dict[str, int], scalars: dict[str, float]
+    manifest: Manifest,
+    inputs: dict[str, np.ndarray],
+    sizes: dict[str, int],
+    scalars: dict[str, float],
 ) -> dict[str, np.ndarray]:
     """The reference's outputs (every inout/out pointer) computed on a copy of the inputs."""
     arrays = {name: value.copy() for name, value in inputs.items()}

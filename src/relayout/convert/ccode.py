@@ -23,10 +23,14 @@ typedef uint8_t __npb_fp8_e5m2;
 def _round_from_float_bits(target: Precision) -> str:
     """A C function rounding float32 bits once to `target`'s bits, ties to even, with subnormals."""
     first_unrepresentable = target.nan_bits if target.finite_only else target.inf_bits
-    nan_payload = "" if target.finite_only else f" | ((magnitude >> {23 - target.mantissa_bits}) & {hex((1 << target.mantissa_bits) - 1)}u)"
+    nan_payload = (
+        ""
+        if target.finite_only
+        else f" | ((magnitude >> {23 - target.mantissa_bits}) & {hex((1 << target.mantissa_bits) - 1)}u)"
+    )
     return f"""\
 RELAYOUT_INLINE uint32_t relayout_round_f32bits_{target.name}(uint32_t bits) {{
-    uint32_t sign = (bits >> 31) << {target.bits - 1};
+    uint32_t sign = (bits & 0x80000000u) ? {hex(target.sign_bit)}u : 0u;
     uint32_t magnitude = bits & 0x7fffffffu;
     int32_t field = (int32_t)(magnitude >> 23);
     uint32_t significand = (magnitude & 0x7fffffu) | (field != 0 ? 0x800000u : 0u);
@@ -34,10 +38,10 @@ RELAYOUT_INLINE uint32_t relayout_round_f32bits_{target.name}(uint32_t bits) {{
     int32_t below_normal = {1 - target.bias} - exponent;
     int32_t shift = {23 - target.mantissa_bits} + (below_normal > 0 ? below_normal : 0);
     shift = shift < 30 ? shift : 30;
-    uint32_t kept = significand >> shift;
-    uint32_t remainder = significand & ((1u << shift) - 1u);
+    /* ties to even without booleans (which stop GCC's vectoriser): adding half - 1 plus the kept
+       last bit carries exactly when the dropped part exceeds half, or equals it on an odd kept */
     uint32_t half = 1u << (shift - 1);
-    kept += (uint32_t)((remainder > half) | ((remainder == half) & (kept & 1u)));
+    uint32_t kept = (significand + (half - 1u) + ((significand >> shift) & 1u)) >> shift;
     int32_t biased = exponent + {target.bias};
     biased = (biased > 1 ? biased : 1) - 1;
     biased = biased < 4096 ? biased : 4096;
@@ -61,17 +65,16 @@ def _widen_to_float(source: Precision) -> str:
         special_bits = f"(0x7f800000u | (mantissa << {23 - source.mantissa_bits}) | (mantissa != 0 ? 0x400000u : 0u))"
     return f"""\
 RELAYOUT_INLINE float relayout_widen_{source.name}(uint32_t bits) {{
-    uint32_t sign = (bits >> {source.bits - 1}) & 1u;
+    uint32_t sign = (bits & {hex(source.sign_bit)}u) ? 0x80000000u : 0u;
     uint32_t magnitude = bits & {hex((1 << (source.bits - 1)) - 1)}u;
     uint32_t field = magnitude >> {source.mantissa_bits};
     uint32_t mantissa = magnitude & {hex(mantissa_mask)}u;
     /* subnormal: mantissa * 2**(1 - bias - mantissa_bits), exact in float */
-    float subnormal = (float)mantissa * {2.0 ** (1 - source.bias - source.mantissa_bits)!r}f;
+    uint32_t subnormal_bits = relayout_float_bits((float)mantissa * {(2.0 ** (1 - source.bias - source.mantissa_bits)).hex()}f);
     uint32_t normal_bits = ((field + {127 - source.bias}u) << 23) | (mantissa << {23 - source.mantissa_bits});
-    uint32_t out_bits = {special} ? {special_bits} : normal_bits;
-    float value = relayout_bits_as_float(out_bits);
-    value = field == 0 ? subnormal : value;
-    return sign ? -value : value;
+    uint32_t out_bits = field == 0 ? subnormal_bits : normal_bits;
+    out_bits = {special} ? {special_bits} : out_bits;
+    return relayout_bits_as_float(sign | out_bits);
 }}
 """
 
@@ -93,27 +96,39 @@ RELAYOUT_INLINE uint32_t relayout_float_bits(float value) {
 #ifdef __CUDACC__
     return (uint32_t)__float_as_uint(value);
 #else
-    uint32_t bits; memcpy(&bits, &value, sizeof bits); return bits;
+    union { float value; uint32_t bits; } pun; pun.value = value; return pun.bits;
+#endif
+}
+RELAYOUT_INLINE uint64_t relayout_double_bits(double value) {
+#ifdef __CUDACC__
+    return (uint64_t)__double_as_longlong(value);
+#else
+    union { double value; uint64_t bits; } pun; pun.value = value; return pun.bits;
 #endif
 }
 RELAYOUT_INLINE float relayout_bits_as_float(uint32_t bits) {
 #ifdef __CUDACC__
     return __uint_as_float(bits);
 #else
-    float value; memcpy(&value, &bits, sizeof value); return value;
+    union { float value; uint32_t bits; } pun; pun.bits = bits; return pun.value;
 #endif
 }
-/* float32 bits of x rounded to odd: exact for the narrow types, which keep >= 2 fewer bits */
+/* float32 bits of x rounded to odd: exact for the narrow types, which keep >= 2 fewer bits.
+   Compared as integers: GCC 12's AVX-512 vectoriser miscompiles the floating compare form. */
 RELAYOUT_INLINE uint32_t relayout_f64_to_f32_odd(double x) {
     float nearest = (float)x;
-    double back = (double)nearest;
+    uint64_t x_bits = relayout_double_bits(x);
+    uint64_t back_bits = relayout_double_bits((double)nearest);
     uint32_t bits = relayout_float_bits(nearest);
-    uint32_t inexact = back != x;               /* NaN: inexact, and the last bit keeps it NaN */
-    uint32_t overshot = fabs(back) > fabs(x);   /* rounded away from zero: step back one ulp */
+    uint32_t inexact = back_bits != x_bits;
+    /* rounded away from zero: step back one ulp (magnitude bits order like magnitudes) */
+    uint32_t overshot = (back_bits & 0x7fffffffffffffffull) > (x_bits & 0x7fffffffffffffffull);
     return (bits - (overshot & inexact)) | inexact;
 }
 """
-    + "".join(_round_from_float_bits(PRECISIONS[n]) for n in ("fp16", "bf16", "fp8_e4m3", "fp8_e5m2"))
+    + "".join(
+        _round_from_float_bits(PRECISIONS[n]) for n in ("fp16", "bf16", "fp8_e4m3", "fp8_e5m2")
+    )
     + "".join(_widen_to_float(PRECISIONS[n]) for n in ("fp16", "bf16", "fp8_e4m3", "fp8_e5m2"))
 )
 """Typedefs and cast routines every kernel source starts with (after expr.C_PRELUDE)."""
@@ -138,9 +153,7 @@ def narrow_expression(source: str, target: str, value: str) -> str:
             raise ValueError(f"cannot narrow {source} to fp32")
         return f"((float)({value}))"
     float_bits = (
-        f"relayout_f64_to_f32_odd({value})"
-        if source == "fp64"
-        else f"relayout_float_bits({value})"
+        f"relayout_f64_to_f32_odd({value})" if source == "fp64" else f"relayout_float_bits({value})"
     )
     return f"(({storage_c_type(target)})relayout_round_f32bits_{target}({float_bits}))"
 
@@ -162,3 +175,20 @@ def problem_c_type(name: str) -> str:
     if name not in ("fp64", "fp32"):
         raise ValueError(f"a problem array is fp64 or fp32, not {name}")
     return precision(name).c_type
+
+
+def convert_expression(source: str, target: str, value: str) -> str:
+    """C text converting `value` (storage of precision `source`) to `target`'s storage with one
+    rounding from the exact value: exact widening where `target` holds every `source` value,
+    else widening to double (exact) and one narrowing."""
+    if source == target:
+        return value
+    exact_widening = (source != "fp64" and target == "fp64") or (
+        source not in ("fp64", "fp32") and target == "fp32"
+    )
+    if exact_widening:
+        return widen_expression(source, target, value)
+    if source not in ("fp64", "fp32"):
+        value = widen_expression(source, "fp64", value)
+        source = "fp64"
+    return narrow_expression(source, target, value)

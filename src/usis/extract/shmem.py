@@ -13,11 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from usis.sources.manifest import load_manifest
+
 SOURCES: tuple[str, ...] = ("libopenmpi-dev",)
 
 # Where the Debian package puts the header, relative to the unpacked package root.
 SHMEM_INCLUDE_DIR = "usr/lib/x86_64-linux-gnu/openmpi/include"
 SHMEM_HEADERS = ("shmem.h", "shmem-compat.h")
+# The profiling interface: every pshmem_X declared here makes pshmem_X the profiling name of X.
+PROFILING_HEADER = "pshmem.h"
 
 # Tokens that decorate a prototype without changing the C signature (visibility, calling
 # convention, storage class).
@@ -103,6 +107,15 @@ def render_type_with_name(c_type: str, name: str) -> str:
     if not name:
         return f"{base}{' ' + stars if stars else ''}".strip()
     return f"{base} {stars}{name}"
+
+
+def pinned_sources(names: Iterable[str]) -> list[list[str]]:
+    """[name, version, sha256] of each named source, as the manifest pins it."""
+    manifest = load_manifest()
+    missing = [name for name in names if name not in manifest]
+    if missing:
+        raise KeyError(f"sources {missing} are not in src/usis/sources/manifest.json")
+    return [manifest[name].pin() for name in names]
 
 
 def sha256_of(path: Path) -> str:
@@ -310,7 +323,9 @@ def parse_prototype(
         pieces.append("".join(piece))
         for position, piece_text in enumerate(pieces):
             parameters.append(
-                parse_parameter(piece_text, f"{where}:{line} {match.group('name')} parameter {position}")
+                parse_parameter(
+                    piece_text, f"{where}:{line} {match.group('name')} parameter {position}"
+                )
             )
     return_type = parse_parameter(head, f"{where}:{line} return type").type
     if parse_parameter(head, where).name is not None:
@@ -378,6 +393,23 @@ def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
             record = prototype.as_dict()
             record["file"] = header
             records.append(record)
+    profiling_path = include / PROFILING_HEADER
+    profiling_names: set[str] = set()
+    if profiling_path.is_file():
+        files.append([PROFILING_HEADER, sha256_of(profiling_path)])
+        profiling_names = {
+            p.name
+            for p in read_prototypes(
+                profiling_path.read_text(),
+                where=PROFILING_HEADER,
+                defines=SHMEM_DEFINES,
+                drop_tokens=DECORATION_TOKENS,
+                substitutions=SHMEM_SUBSTITUTIONS,
+            )
+        }
+    for record in records:
+        profiled = "p" + record["name"]
+        record["profiling_name"] = profiled if profiled in profiling_names else None
     names = [r["name"] for r in records]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -385,7 +417,7 @@ def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
     records.sort(key=lambda r: r["name"])
     return {
         "model": "shmem",
-        "sources": [],
+        "sources": pinned_sources(SOURCES),
         "header_files": files,
         "records": records,
     }

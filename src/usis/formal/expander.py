@@ -52,9 +52,9 @@ def check_binding(slot: Slot, value: Any) -> None:
         parse_selector(value)
     elif kind == "index_slot":
         parse_offset(value)
-    elif kind in ("buffer_slot", "handle_slot"):
-        parse_reference(value)
-    elif kind == "operation_slot" and not OPERATION_LITERAL.match(value):
+    elif kind in ("buffer_slot", "handle_slot") or (
+        kind == "operation_slot" and not OPERATION_LITERAL.match(value)
+    ):
         parse_reference(value)
 
 
@@ -185,6 +185,8 @@ def expand(
     )
     if errors:
         path = "/".join(str(part) for part in errors[0].absolute_path)
-        raise ExpansionError(f"{where}: expanded block is not a valid formal: {path}: {errors[0].message}")
+        raise ExpansionError(
+            f"{where}: expanded block is not a valid formal: {path}: {errors[0].message}"
+        )
     result: dict[str, Any] = expanded
     return result

@@ -16,6 +16,10 @@ FUNCTIONS: dict[str, tuple[int, str]] = {
     "is_neighbor": (2, "bool"),
     "extent_size": (2, "int"),
     "comm_size": (1, "int"),
+    # prefix_sum(param:a, i) = a[0] + ... + a[i-1]; total(param:a) sums the whole array (its
+    # length is the communicator's size): what reduce_scatter's recvcounts need.
+    "prefix_sum": (2, "int"),
+    "total": (1, "int"),
 }
 
 # Aggregation scopes for data_flow inputs[].scope and gathered sources: closed and documented.
@@ -178,7 +182,11 @@ class Parser:
             except GrammarError:
                 pass
             self.position = saved
-        if token is not None and token[0] == "name" and FUNCTIONS.get(token[1], (0, ""))[1] == "bool":
+        if (
+            token is not None
+            and token[0] == "name"
+            and FUNCTIONS.get(token[1], (0, ""))[1] == "bool"
+        ):
             return self.call()
         left = self.arithmetic()
         if self.at_in():

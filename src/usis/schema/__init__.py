@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 SCHEMA_FILE = "usis-api-schema.json"
 
@@ -27,6 +28,8 @@ def load_schema() -> dict[str, Any]:
 @cache
 def corpus_validator() -> Draft202012Validator:
     """A validator for a whole `{key: entry}` map, the instance shape the schema describes."""
+    from jsonschema import Draft202012Validator  # imported here: `usis show` never needs it
+
     schema = load_schema()
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
@@ -35,6 +38,8 @@ def corpus_validator() -> Draft202012Validator:
 @cache
 def definition_validator(definition: str) -> Draft202012Validator:
     """A validator for one of the schema's $defs (e.g. 'entry', 'formal', 'shape_template')."""
+    from jsonschema import Draft202012Validator
+
     schema = load_schema()
     if definition not in schema["$defs"]:
         raise KeyError(f"usis schema has no $defs/{definition}; known: {sorted(schema['$defs'])}")

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, RootModel, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 
 class UsisModel(BaseModel):
@@ -143,6 +143,7 @@ class ModelWriter:
         # JSON Schema allows unlisted keys unless told otherwise; the model follows it either way.
         lines.append(f"    model_config = ConfigDict(extra={'forbid' if forbid else 'allow'!r})")
         lines.append("")
+        absent_not_null = []
         for prop, prop_node in node["properties"].items():
             context = f"{name}_{prop}"
             annotation = self.annotation(prop_node, context)
@@ -152,10 +153,25 @@ class ModelWriter:
                 arguments.append(f"alias={prop!r}")
             if prop not in required:
                 arguments.insert(0, "default=None")
+                if "None" not in split_top_level_union(annotation):
+                    # May be left out, but the schema has no null for it.
+                    absent_not_null.append(field_name)
+                    annotation = f"{annotation} | None"
             if arguments:
                 lines.append(f"    {field_name}: {annotation} = Field({', '.join(arguments)})")
             else:
                 lines.append(f"    {field_name}: {annotation}")
+        if absent_not_null:
+            names = ", ".join(repr(field) for field in absent_not_null)
+            lines += [
+                "",
+                f"    @field_validator({names}, mode='before')",
+                "    @classmethod",
+                "    def _absent_but_never_null(cls, value: Any) -> Any:",
+                "        if value is None:",
+                "            raise ValueError('may be left out, but is never null')",
+                "        return value",
+            ]
         self.emitted[name] = "\n".join(lines) + "\n"
         self.order.append(name)
 

@@ -15,6 +15,7 @@ from pydantic import (
     Field,
     RootModel,
     SerializerFunctionWrapHandler,
+    field_validator,
     model_serializer,
 )
 
@@ -243,8 +244,15 @@ class DataFlowEntryExtent(UsisModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    count_ref: str = Field(default=None)
-    datatype_ref: str = Field(default=None)
+    count_ref: str | None = Field(default=None)
+    datatype_ref: str | None = Field(default=None)
+
+    @field_validator("count_ref", "datatype_ref", mode="before")
+    @classmethod
+    def _absent_but_never_null(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be left out, but is never null")
+        return value
 
 
 class DataFlowEntryInputsItem(UsisModel):
@@ -252,8 +260,15 @@ class DataFlowEntryInputsItem(UsisModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    ref: str = Field(default=None)
-    scope: str = Field(default=None)
+    ref: str | None = Field(default=None)
+    scope: str | None = Field(default=None)
+
+    @field_validator("ref", "scope", mode="before")
+    @classmethod
+    def _absent_but_never_null(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be left out, but is never null")
+        return value
 
 
 class DataFlowEntryValidDuringItem(UsisModel):
@@ -261,9 +276,16 @@ class DataFlowEntryValidDuringItem(UsisModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    epoch_scope: Literal["access", "exposure"] = Field(default=None)
-    bound_to: str = Field(default=None)
-    role: str = Field(default=None)
+    epoch_scope: Literal["access", "exposure"] | None = Field(default=None)
+    bound_to: str | None = Field(default=None)
+    role: str | None = Field(default=None)
+
+    @field_validator("epoch_scope", "bound_to", "role", mode="before")
+    @classmethod
+    def _absent_but_never_null(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be left out, but is never null")
+        return value
 
 
 class DataFlowEntrySourceStructural(UsisModel):
@@ -317,7 +339,7 @@ class DataFlowEntry(UsisModel):
     buffer: str | None = Field(default=None)
     extent: DataFlowEntryExtent | None = Field(default=None)
     offset: str | None = Field(default=None)
-    inputs: list[DataFlowEntryInputsItem] = Field(default=None)
+    inputs: list[DataFlowEntryInputsItem] | None = Field(default=None)
     operation_ref: str | None = Field(default=None)
     valid_during: list[DataFlowEntryValidDuringItem] | None = Field(default=None)
     source: (
@@ -330,6 +352,13 @@ class DataFlowEntry(UsisModel):
         ]
         | None
     )
+
+    @field_validator("inputs", mode="before")
+    @classmethod
+    def _absent_but_never_null(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be left out, but is never null")
+        return value
 
 
 class SyncEventsItem(UsisModel):
@@ -353,7 +382,14 @@ class SyncOrderingItem(UsisModel):
     before: Any
     after: Any
     scope: Literal["same_participant_instance", "all_participant_instances", "cross_call"]
-    note: str = Field(default=None)
+    note: str | None = Field(default=None)
+
+    @field_validator("note", mode="before")
+    @classmethod
+    def _absent_but_never_null(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be left out, but is never null")
+        return value
 
 
 class SyncMatching(UsisModel):
@@ -361,12 +397,20 @@ class SyncMatching(UsisModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal[
-        "collective_rendezvous", "tag_match", "peer_match", "group_match", "epoch_scoped"
-    ] = Field(default=None)
-    match_keys: list[str] = Field(default=None)
-    matched_across: str = Field(default=None)
+    kind: (
+        Literal["collective_rendezvous", "tag_match", "peer_match", "group_match", "epoch_scoped"]
+        | None
+    ) = Field(default=None)
+    match_keys: list[str] | None = Field(default=None)
+    matched_across: str | None = Field(default=None)
     program_order_required: bool | None = Field(default=None)
+
+    @field_validator("kind", "match_keys", "matched_across", mode="before")
+    @classmethod
+    def _absent_but_never_null(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may be left out, but is never null")
+        return value
 
 
 class Sync(UsisModel):

@@ -14,7 +14,9 @@ def _west(f: np.ndarray) -> np.ndarray:
     return np.roll(f, 1, axis=1)
 
 
-def reference(arrays: dict[str, np.ndarray], sizes: dict[str, int], scalars: dict[str, float]) -> None:
+def reference(
+    arrays: dict[str, np.ndarray], sizes: dict[str, int], scalars: dict[str, float]
+) -> None:
     u, v, p = arrays["u"], arrays["v"], arrays["p"]
     dt, nu, h, force = scalars["dt"], scalars["nu"], scalars["h"], scalars["F"]
     inner = slice(1, -1)
@@ -29,6 +31,8 @@ def reference(arrays: dict[str, np.ndarray], sizes: dict[str, int], scalars: dic
         lap_v = ((((ve[inner] + vw[inner]) + v[2:]) + v[:-2]) - 4.0 * v[inner]) / (h * h)
         u_new = np.zeros_like(u)
         v_new = np.zeros_like(v)
-        u_new[inner] = u[inner] + dt * ((nu * lap_u - (pne[inner] - pnw[inner]) / (2.0 * h)) + force)
+        u_new[inner] = u[inner] + dt * (
+            (nu * lap_u - (pne[inner] - pnw[inner]) / (2.0 * h)) + force
+        )
         v_new[inner] = v[inner] + dt * (nu * lap_v - (p_new[2:] - p_new[:-2]) / (2.0 * h))
         u[...], v[...], p[...] = u_new, v_new, p_new

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def make_inputs(sizes: dict[str, int], rng: np.random.Generator, dtype: np.dtype) -> dict[str, np.ndarray]:
+def make_inputs(
+    sizes: dict[str, int], rng: np.random.Generator, dtype: np.dtype
+) -> dict[str, np.ndarray]:
     """Particles on a cubic lattice of spacing 1.2 with a small jitter, so no pair comes too close."""
     count = sizes["N"]
     side = int(np.ceil(count ** (1.0 / 3.0)))
@@ -14,7 +16,9 @@ def make_inputs(sizes: dict[str, int], rng: np.random.Generator, dtype: np.dtype
     return {"pos": positions.astype(dtype), "force": np.zeros((count, 3), dtype=dtype)}
 
 
-def reference(arrays: dict[str, np.ndarray], sizes: dict[str, int], scalars: dict[str, float]) -> None:
+def reference(
+    arrays: dict[str, np.ndarray], sizes: dict[str, int], scalars: dict[str, float]
+) -> None:
     pos = arrays["pos"]
     kind = pos.dtype.type
     delta = pos[:, None, :] - pos[None, :, :]

@@ -17,7 +17,9 @@ def _sweep(s: np.ndarray, t: np.ndarray) -> None:
     )
 
 
-def reference(arrays: dict[str, np.ndarray], sizes: dict[str, int], scalars: dict[str, float]) -> None:
+def reference(
+    arrays: dict[str, np.ndarray], sizes: dict[str, int], scalars: dict[str, float]
+) -> None:
     a, b = arrays["A"], arrays["B"]
     for _ in range(int(scalars["TSTEPS"])):
         _sweep(a, b)

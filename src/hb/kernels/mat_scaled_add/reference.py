@@ -5,5 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 
-def reference(arrays: dict[str, np.ndarray], sizes: dict[str, int], scalars: dict[str, float]) -> None:
+def reference(
+    arrays: dict[str, np.ndarray], sizes: dict[str, int], scalars: dict[str, float]
+) -> None:
     arrays["B"] += arrays["B"].dtype.type(scalars["alpha"]) * arrays["A"]

@@ -5,12 +5,16 @@ from __future__ import annotations
 import numpy as np
 
 
-def make_inputs(sizes: dict[str, int], rng: np.random.Generator, dtype: np.dtype) -> dict[str, np.ndarray]:
+def make_inputs(
+    sizes: dict[str, int], rng: np.random.Generator, dtype: np.dtype
+) -> dict[str, np.ndarray]:
     """A CSR matrix with nnz // M entries in every row (distinct, sorted columns), x, and y."""
     rows, cols, nnz = sizes["M"], sizes["N"], sizes["nnz"]
     per_row = nnz // rows
     if per_row * rows != nnz or per_row > cols:
-        raise ValueError(f"spmv: nnz={nnz} must be a multiple of M={rows} with at most N={cols} per row")
+        raise ValueError(
+            f"spmv: nnz={nnz} must be a multiple of M={rows} with at most N={cols} per row"
+        )
     indices = np.sort(
         np.stack([rng.choice(cols, size=per_row, replace=False) for _ in range(rows)]), axis=1
     ).reshape(-1)
@@ -23,7 +27,14 @@ def make_inputs(sizes: dict[str, int], rng: np.random.Generator, dtype: np.dtype
     }
 
 
-def reference(arrays: dict[str, np.ndarray], sizes: dict[str, int], scalars: dict[str, float]) -> None:
-    data, indices, indptr, x = arrays["A_data"], arrays["A_indices"], arrays["A_indptr"], arrays["x"]
+def reference(
+    arrays: dict[str, np.ndarray], sizes: dict[str, int], scalars: dict[str, float]
+) -> None:
+    data, indices, indptr, x = (
+        arrays["A_data"],
+        arrays["A_indices"],
+        arrays["A_indptr"],
+        arrays["x"],
+    )
     products = data * x[indices]
     arrays["y"][...] = np.add.reduceat(products, indptr[:-1]) if products.size else 0

@@ -1,0 +1,59 @@
+"""Cold start of `usis show` (bound: half a second) and the cost of loading and querying a corpus."""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+
+BOUND_S = 0.5
+
+
+def cold_show_seconds(key: str, runs: int) -> list[float]:
+    """Wall time of a fresh `python -m usis.cli show KEY` process, `runs` times."""
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "usis.cli", "show", key],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def main(full: bool) -> int:
+    from usis.api import load, shipped_models
+
+    models = shipped_models()
+    if not models:
+        print("usis: no shipped corpus yet; nothing to measure")
+        return 0
+    corpus = load(models[0])
+    key = "mpi:mpi_bcast" if "mpi:mpi_bcast" in corpus else corpus.keys()[0]
+    times = cold_show_seconds(key, 7 if full else 2)
+    median = statistics.median(times)
+    print(
+        f"usis show {key} (cold process): median {median * 1000:.0f} ms over {len(times)} runs, "
+        f"{median / BOUND_S:.2f} of the {BOUND_S * 1000:.0f} ms bound"
+    )
+    started = time.perf_counter()
+    everything = load()
+    load_s = time.perf_counter() - started
+    started = time.perf_counter()
+    typed = [everything[k] for k in everything.keys()[: 2000 if full else 100]]
+    typed_s = time.perf_counter() - started
+    started = time.perf_counter()
+    found = everything.find(collective=True, blocking=False)
+    find_s = time.perf_counter() - started
+    print(
+        f"usis.load(): {len(everything)} entries in {load_s * 1000:.0f} ms; {len(typed)} typed "
+        f"entries in {typed_s * 1000:.0f} ms; find -> {len(found)} in {find_s * 1000:.1f} ms"
+    )
+    return 0 if median < BOUND_S else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(full=True))

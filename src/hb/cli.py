@@ -1,0 +1,216 @@
+"""The hb command: serve the judge, grade a file in process (submit), check a request, list the
+tasks and the recorded grades, and regenerate the agent tool's requests schema."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from hb.config import Config, load_config
+
+SCHEMA_PATH = Path(__file__).resolve().parent / "agent" / "requests_schema.json"
+
+
+def _config(args: argparse.Namespace) -> Config:
+    return load_config(args.config)
+
+
+def _read_requests(path: str | None) -> Any:
+    if path is None:
+        return None
+    return Path(path).read_text()
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from hb.service import create_app
+
+    config = _config(args)
+    host = args.host or config.service.host
+    port = args.port or config.service.port
+    uvicorn.run(create_app(config), host=host, port=port, log_level="info")
+    return 0
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    from hb.envelope import Submission
+    from hb.service import JudgeHandler, RequestFault, UnknownKernel
+
+    config = _config(args)
+    try:
+        submission = Submission(
+            kernel=args.kernel,
+            language=args.language,
+            source=Path(args.file).read_text(),
+            requests=_read_requests(args.requests),
+            preset=args.preset,
+        )
+    except ValidationError as error:
+        print(
+            f"hb submit: {error.errors(include_url=False)[0]['msg'].removeprefix('Value error, ')}",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        result = JudgeHandler(config).grade(submission, args.route)
+    except RequestFault as fault:
+        print(f"hb submit: refused: {fault.detail}", file=sys.stderr)
+        return 2
+    except UnknownKernel as error:
+        print(f"hb submit: {error.args[0]}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result, indent=2, sort_keys=True))
+    else:
+        rows = [["field", "value"]]
+        for key in (
+            "grade_id", "kernel", "preset", "datatype", "route", "correct", "reason", "native_ns",
+            "baseline_ns", "speedup", "convert_in_ns", "convert_out_ns", "max_rel_error",
+        ):  # fmt: skip
+            value = result.get(key)
+            rows.append([key, f"{value:.4g}" if isinstance(value, float) else str(value)])
+        print(_table(rows))
+    return 0 if result["correct"] else 1
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from hb.envelope import RequestsCheckBody
+    from hb.service import JudgeHandler, UnknownKernel
+
+    try:
+        body = RequestsCheckBody(
+            kernel=args.kernel, language=args.language, requests=_read_requests(args.requests)
+        )
+    except ValidationError as error:
+        print(
+            f"hb check: {error.errors(include_url=False)[0]['msg'].removeprefix('Value error, ')}",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        answer = JudgeHandler(_config(args)).check(body)
+    except UnknownKernel as error:
+        print(f"hb check: {error.args[0]}", file=sys.stderr)
+        return 2
+    print(json.dumps(answer, indent=2, sort_keys=True))
+    return 0 if answer["accepted"] else 1
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    from hb import abi, kernels
+
+    rows = [["kernel", "precisions", "signature (fp64 or first precision)"]]
+    listing = []
+    for name in kernels.kernel_names():
+        manifest = kernels.load_manifest(name)
+        signature = abi.default_signature(manifest, manifest.precisions[0])
+        rows.append([name, ",".join(manifest.precisions), signature])
+        listing.append({"kernel": name, "precisions": manifest.precisions, "signature": signature})
+    print(json.dumps(listing, indent=2) if args.json else _table(rows))
+    return 0
+
+
+def cmd_grades(args: argparse.Namespace) -> int:
+    from hb import results_db
+
+    engine = results_db.connect(_config(args).database_url)
+    rows = results_db.list_grades(engine, args.kernel, args.route, args.limit)
+    if args.json:
+        print(json.dumps(rows, indent=2, default=str))
+        return 0
+    table = [["id", "kernel", "preset", "route", "correct", "native_ns", "speedup", "requests"]]
+    for row in rows:
+        table.append(
+            [str(row["id"]), row["kernel"], row["preset"], row["route"], str(row["correct"]),
+             str(row["native_ns"]), f"{row['speedup']:.3g}", row["requests"] or "-"]
+        )  # fmt: skip
+    print(_table(table))
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from hb.requests_api import requests_schema_text
+
+    text = requests_schema_text()
+    if args.write:
+        SCHEMA_PATH.write_text(text)
+        print(f"wrote {SCHEMA_PATH}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="hb", description=__doc__)
+    top.add_argument(
+        "--config", help="config.yaml to read (default: ./config.yaml where it exists)"
+    )
+    commands = top.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the HTTP judge")
+    serve.add_argument("--host", help="default 127.0.0.1 (service.host)")
+    serve.add_argument("--port", type=int, help="default 8800 (service.port)")
+    serve.set_defaults(run=cmd_serve)
+
+    submit = commands.add_parser(
+        "submit", help="grade a source file in process and print the grade"
+    )
+    submit.add_argument("file")
+    submit.add_argument("--kernel", required=True)
+    submit.add_argument("--language", default="c")
+    submit.add_argument("--requests", help="a JSON file holding the request")
+    submit.add_argument("--preset", help="S, M or L (default: grading.preset)")
+    submit.add_argument("--route", default="score", choices=["score", "submit"])
+    submit.add_argument("--json", action="store_true")
+    submit.set_defaults(run=cmd_submit)
+
+    check = commands.add_parser("check", help="check a request against a kernel, building nothing")
+    check.add_argument("--kernel", required=True)
+    check.add_argument("--language", default="c")
+    check.add_argument("--requests", help="a JSON file holding the request")
+    check.set_defaults(run=cmd_check)
+
+    tasks = commands.add_parser("tasks", help="list the kernels and their C signatures")
+    tasks.add_argument("--json", action="store_true")
+    tasks.set_defaults(run=cmd_tasks)
+
+    grades = commands.add_parser("grades", help="list recorded grades, newest first")
+    grades.add_argument("--kernel")
+    grades.add_argument("--route")
+    grades.add_argument("--limit", type=int, default=20)
+    grades.add_argument("--json", action="store_true")
+    grades.set_defaults(run=cmd_grades)
+
+    schema = commands.add_parser(
+        "schema", help="print (or --write) the agent tool's requests schema"
+    )
+    schema.add_argument("--write", action="store_true")
+    schema.set_defaults(run=cmd_schema)
+    for sub in (serve, submit, check, tasks, grades, schema):
+        sub.add_argument("--config", default=argparse.SUPPRESS, help="config.yaml to read")
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if not hasattr(args, "config"):
+        args.config = None
+    return int(args.run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""hb's distributed grades on MPI: tiles by plan, the generated C driver, the launcher, scaling."""

@@ -1,0 +1,215 @@
+"""Starting the driver on P ranks: the launcher command line from a configured template (mpiexec on
+one machine, mpiexec with a hostfile or srun on a cluster) and a run with a wall-clock timeout that
+ends the launcher's whole process group, so a crashed or hung rank leaves no process behind."""
+
+from __future__ import annotations
+
+import os
+import resource
+import shlex
+import signal
+import string
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hb.distributed.driver import mpiexec_path
+
+# On one machine: MPICH's hydra, which starts every rank locally and lets 4 ranks share 2 cores.
+LOCAL_LAUNCHER = "{mpiexec} -n {ranks}"
+# The fields a launcher template may use.
+TEMPLATE_FIELDS = ("mpiexec", "ranks", "hostfile")
+
+
+class LauncherError(ValueError):
+    """A launcher template that cannot be expanded; the message says which field was wrong."""
+
+
+def launcher_command(
+    template: str,
+    ranks: int,
+    program: str | Path,
+    arguments: Sequence[str] = (),
+    *,
+    hostfile: str | Path | None = None,
+    mpiexec: str | None = None,
+) -> list[str]:
+    """The argv that starts `program arguments...` on `ranks` ranks under `template`.
+
+    The template is a shell-like command with {ranks}, {hostfile} and {mpiexec} fields
+    ("{mpiexec} -n {ranks} -f {hostfile}", "srun -n {ranks} --kill-on-bad-exit=1"); the program
+    and its arguments follow it. Fields are substituted per word after splitting, so a path with
+    spaces stays one word.
+    """
+    if ranks < 1:
+        raise LauncherError(f"ranks: expected at least 1, got {ranks}")
+    words = shlex.split(template)
+    if not words:
+        raise LauncherError("launcher template is empty; expected e.g. '{mpiexec} -n {ranks}'")
+    values = {
+        "ranks": str(ranks),
+        "mpiexec": mpiexec or mpiexec_path(),
+        "hostfile": "" if hostfile is None else str(hostfile),
+    }
+    used: set[str] = set()
+    for word in words:
+        for _, field, _, _ in string.Formatter().parse(word):
+            if field is None:
+                continue
+            if field not in TEMPLATE_FIELDS:
+                raise LauncherError(
+                    f"launcher template {template!r}: unknown field {{{field}}}; "
+                    f"expected any of {['{' + f + '}' for f in TEMPLATE_FIELDS]}"
+                )
+            used.add(field)
+    if "ranks" not in used:
+        raise LauncherError(f"launcher template {template!r} never names {{ranks}}")
+    if "hostfile" in used and hostfile is None:
+        raise LauncherError(
+            f"launcher template {template!r} names {{hostfile}} but no hostfile is configured"
+        )
+    command = [word.format(**values) for word in words]
+    return [*command, str(program), *arguments]
+
+
+# Variables passed through from the judge's environment: the basics, and whatever configures MPICH,
+# its transports and a cluster launcher (srun inside an allocation needs SLURM_*). Nothing else
+# reaches the submission.
+PASSED_VARIABLES = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "LD_LIBRARY_PATH")
+PASSED_PREFIXES = ("MPIR_CVAR_", "MPICH_", "HYDRA_", "UCX_", "FI_", "SLURM_", "PMI_")
+
+
+def launcher_environment(base: Mapping[str, str] | None = None, threads: int = 1) -> dict[str, str]:
+    """The environment the launcher runs with: the passed-through variables of `base` (default:
+    the judge's environment) and one OpenMP thread per rank unless told otherwise.
+
+    Oversubscription needs nothing more from MPICH: hydra binds no rank to a core by default, and
+    a rank waiting in MPI yields the processor every MPIR_CVAR_POLLS_BEFORE_YIELD polls.
+    """
+    source = os.environ if base is None else base
+    env = {
+        name: value
+        for name, value in source.items()
+        if name in PASSED_VARIABLES or name.startswith(PASSED_PREFIXES)
+    }
+    env.setdefault("PATH", "/usr/bin:/bin")
+    env["OMP_NUM_THREADS"] = str(max(1, threads))
+    return env
+
+
+@dataclass
+class LaunchResult:
+    """How a launched run ended."""
+
+    command: list[str]
+    returncode: int
+    timed_out: bool
+    wall_s: float
+    stdout: str
+    stderr: str
+
+    def failure(self) -> str | None:
+        """A one-line reason when the run did not finish cleanly, else None."""
+        if self.timed_out:
+            return f"the MPI run exceeded its wall-clock limit after {self.wall_s:.1f} s and was killed"
+        if self.returncode != 0:
+            detail = _failure_detail(self.stdout, self.stderr)
+            if self.returncode < 0:
+                return f"the MPI run was ended by {signal.Signals(-self.returncode).name}{detail}"
+            return f"the MPI run exited with status {self.returncode}{detail}"
+        return None
+
+
+def _failure_detail(stdout: str, stderr: str) -> str:
+    # Hydra reports a rank's death on stdout as "... EXIT STRING: Segmentation fault (signal 11)";
+    # the driver's own complaints ("hb driver, rank 3: ...") go to stderr.
+    lines = [line.strip() for line in (stderr + "\n" + stdout).splitlines() if line.strip()]
+    chosen = [line for line in lines if "EXIT STRING" in line or line.startswith("hb driver")]
+    if not chosen:
+        chosen = [line for line in stderr.splitlines() if line.strip()][-3:]
+    return f": {' | '.join(chosen[:3])}" if chosen else ""
+
+
+def _end_group(leader: int) -> None:
+    # The launcher leads its own session: hydra's proxies and the ranks are in its process group,
+    # so one signal to the group reaches every process the run started on this machine.
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(leader, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        if sig == signal.SIGTERM:
+            time.sleep(0.2)
+
+
+def _tail(path: Path, limit: int = 8000) -> str:
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        handle.seek(max(0, size - limit))
+        return handle.read().decode("utf-8", "replace")
+
+
+@dataclass(frozen=True)
+class RankLimits:
+    """Resource limits every process of a local run inherits (the launcher, hydra's proxies and
+    each rank): CPU seconds, address space and file size in bytes; None leaves one unset."""
+
+    cpu_s: int | None = 120
+    memory_bytes: int | None = 8 << 30
+    fsize_bytes: int | None = 1 << 30
+
+
+def _apply_limits(limits: RankLimits) -> None:
+    # Runs in the child between fork and exec. No core files: a crashing rank must not fill disk.
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if limits.cpu_s is not None:
+        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s))
+    if limits.memory_bytes is not None:
+        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+    if limits.fsize_bytes is not None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.fsize_bytes, limits.fsize_bytes))
+
+
+def run_launcher(
+    command: Sequence[str],
+    workdir: Path,
+    timeout_s: float,
+    env: Mapping[str, str] | None = None,
+    limits: RankLimits | None = None,
+) -> LaunchResult:
+    """Run `command` in `workdir` with a wall-clock limit and `limits` (default RankLimits());
+    on timeout, and after every run, the launcher's process group is ended. stdout and stderr go
+    to files in `workdir`."""
+    applied = limits or RankLimits()
+    workdir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with open(workdir / "launch.stdout", "wb") as out, open(workdir / "launch.stderr", "wb") as err:
+        process = subprocess.Popen(
+            list(command),
+            cwd=workdir,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            env=dict(env) if env is not None else launcher_environment(),
+            start_new_session=True,
+            preexec_fn=lambda: _apply_limits(applied),
+        )
+        timed_out = False
+        try:
+            process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            _end_group(process.pid)
+            process.wait()
+    return LaunchResult(
+        command=list(command),
+        returncode=process.returncode,
+        timed_out=timed_out,
+        wall_s=time.monotonic() - started,
+        stdout=_tail(workdir / "launch.stdout"),
+        stderr=_tail(workdir / "launch.stderr"),
+    )

@@ -1,0 +1,195 @@
+"""What a distributed grade accepts: a kernel's default plan at a rank count, and the refusals on a
+lowered plan (unplaced arrays, replication and layout allowlists, cyclic grids, device placement,
+casts), each naming the array and saying what would be accepted."""
+
+from __future__ import annotations
+
+import ctypes.util
+import importlib.util
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from hb.distributed.signature import DistributedKernel, grid_at
+from hb.distributed.tiles import ArrayPlan, GridPlan, PlanError, read_plan
+
+
+def default_plan(kernel: DistributedKernel, ranks: int) -> GridPlan:
+    """The kernel's manifest distribution at `ranks` ranks (its grid evaluated there)."""
+    distribution = kernel.default_distribution
+    if not distribution:
+        raise PlanError(f"{kernel.name}: the manifest has no distribution")
+    extents, note = grid_at(distribution.get("grid", ["P"]), ranks)
+    if extents is None:
+        raise PlanError(
+            f"{kernel.name}: the default distribution does not run on {ranks} ranks: {note}"
+        )
+    return read_plan({"grid": list(extents), "arrays": distribution.get("arrays", {})})
+
+
+def _listed(allowlist: Collection[str], kernel: str, array: str) -> bool:
+    return kernel in allowlist or f"{kernel}.{array}" in allowlist
+
+
+def _same_layout(a: ArrayPlan, b: ArrayPlan) -> bool:
+    if a.replicated or b.replicated:
+        return a.replicated == b.replicated
+    return len(a.axes) == len(b.axes) and all(
+        x.same_split(y) for x, y in zip(a.axes, b.axes, strict=True)
+    )
+
+
+def _default_on_grid(kernel: DistributedKernel, grid: tuple[int, ...]) -> GridPlan | None:
+    """The default distribution's array layouts on `grid`; None when the kernel has none or its
+    default grid has another number of dimensions (then every layout differs from it)."""
+    distribution = kernel.default_distribution
+    if not distribution or len(distribution.get("grid", ["P"])) != len(grid):
+        return None
+    return read_plan({"grid": list(grid), "arrays": distribution.get("arrays", {})})
+
+
+def plan_refusal(
+    kernel: DistributedKernel,
+    plan: Any,
+    *,
+    replicatable_allowlist: Collection[str] | None = None,
+    layout_flexible_allowlist: Collection[str] | None = None,
+) -> str | None:
+    """Why a lowered plan cannot be graded for `kernel`, or None.
+
+    - every array must be distributed or replicated (an array left untouched is named);
+    - a plan entry must name an array of the kernel, with one axis per dimension;
+    - a cyclic or block_cyclic axis needs an equal-edge grid (every extent the same);
+    - replicatable_allowlist (None: no restriction): an array the default distribution does not
+      replicate may be replicated only when "<kernel>" or "<kernel>.<array>" is listed;
+    - layout_flexible_allowlist (None: no restriction): an array may be laid out differently from
+      the default distribution only when "<kernel>" or "<kernel>.<array>" is listed.
+    """
+    try:
+        grid_plan = read_plan(plan)
+    except PlanError as error:
+        return str(error)
+    names = [a.name for a in kernel.arrays]
+    for name in grid_plan.arrays:
+        if name not in names:
+            return (
+                f"plan.arrays.{name}: {kernel.name} has no array {name!r}; its arrays are {names}"
+            )
+    missing = [name for name in names if name not in grid_plan.arrays]
+    if missing:
+        return (
+            f"arrays {missing} are neither distributed nor replicated; on a distributed grade every "
+            f"array of {kernel.name} needs a distribute or a replicate"
+        )
+    equal_edges = len(set(grid_plan.grid)) == 1
+    default = _default_on_grid(kernel, grid_plan.grid)
+    for array in kernel.arrays:
+        entry = grid_plan.arrays[array.name]
+        if not entry.replicated and not entry.distributed_grid_dims:
+            return (
+                f"plan.arrays.{array.name}: {kernel.name}.{array.name} is neither distributed nor "
+                f"replicated (every axis kept whole); distribute a dimension or replicate it"
+            )
+        if not entry.replicated and len(entry.axes) != len(array.shape):
+            return (
+                f"plan.arrays.{array.name}.axes: {len(entry.axes)} entries for a "
+                f"{len(array.shape)}-D array; expected one per dimension"
+            )
+        cyclic = [
+            i
+            for i, a in enumerate(entry.axes)
+            if a.grid_dim is not None and a.cyclic_block is not None
+        ]
+        if cyclic and not equal_edges:
+            return (
+                f"plan.arrays.{array.name}.axes[{cyclic[0]}]: a cyclic layout needs an equal-edge "
+                f"grid, and {list(grid_plan.grid)} is not; use block, or a grid such as "
+                f"['root(P, 2)', 'root(P, 2)']"
+            )
+        default_entry = default.arrays.get(array.name) if default is not None else None
+        if (
+            entry.replicated
+            and replicatable_allowlist is not None
+            and not (default_entry is not None and default_entry.replicated)
+            and not _listed(replicatable_allowlist, kernel.name, array.name)
+        ):
+            return (
+                f"plan.arrays.{array.name}: {kernel.name}.{array.name} may not be replicated here "
+                f"(not in replicatable_allowlist); distribute it"
+            )
+        if (
+            layout_flexible_allowlist is not None
+            and not _listed(layout_flexible_allowlist, kernel.name, array.name)
+            and (default_entry is None or not _same_layout(entry, default_entry))
+        ):
+            expected = default.to_json()["arrays"].get(array.name) if default is not None else None
+            return (
+                f"plan.arrays.{array.name}: {kernel.name}.{array.name} must keep the default "
+                f"distribution (not in layout_flexible_allowlist); expected {expected}"
+            )
+    return None
+
+
+def device_available() -> tuple[bool, str]:
+    """Whether device tiles can be placed here: cupy importable and a CUDA device present."""
+    if importlib.util.find_spec("cupy") is None:
+        return False, "cupy is not installed (the gpu extra) on this host"
+    if ctypes.util.find_library("cuda") is None:
+        return False, "no CUDA driver (libcuda) on this host"
+    try:
+        import cupy
+
+        count = int(cupy.cuda.runtime.getDeviceCount())
+    except Exception as error:  # cupy raises its own runtime errors when no device answers
+        return False, f"cupy finds no CUDA device: {error}"
+    if count < 1:
+        return False, "cupy finds no CUDA device"
+    return True, f"{count} CUDA device(s)"
+
+
+def place_refusal(plan: Any | None, *, distributed: bool) -> str | None:
+    """Why the plan's place operations cannot be honoured, or None.
+
+    place is refused on a single-node grade; device tiles need a CUDA device with cupy, and the
+    generated C driver keeps its tiles in host memory, so a device location is refused with the
+    reason that applies on this host.
+    """
+    if plan is None:
+        return None
+    grid_plan = read_plan(plan)
+    placed = sorted(name for name, a in grid_plan.arrays.items() if a.location is not None)
+    if placed and not distributed:
+        return f"place ({', '.join(placed)}): a single-node grade takes no place; place needs startup.grid"
+    on_device = sorted(name for name, a in grid_plan.arrays.items() if a.location == "device")
+    if not on_device:
+        return None
+    available, why = device_available()
+    if not available:
+        return f"place ({', '.join(on_device)}) on device: {why}; use location host"
+    return (
+        f"place ({', '.join(on_device)}) on device: the generated MPI driver stages tiles in host "
+        f"memory only; use location host"
+    )
+
+
+def distributed_cast_refusal(plan: Any, casts: Mapping[str, str]) -> str | None:
+    """Casts on a distributed grade: the driver inlines relayout's host cast kernels around each
+    repeat, so a cast of a device-resident tile is refused (spec §1); the cast's own checks are
+    hb.distributed.driver.cast_refusal."""
+    if not casts:
+        return None
+    grid_plan = read_plan(plan)
+    on_device = sorted(
+        a for a in casts if a in grid_plan.arrays and grid_plan.arrays[a].location == "device"
+    )
+    if on_device:
+        return f"cast ({', '.join(on_device)}): a device-resident MPI tile takes no cast; place it on host"
+    return None
+
+
+__all__ = [
+    "default_plan",
+    "device_available",
+    "distributed_cast_refusal",
+    "place_refusal",
+    "plan_refusal",
+]

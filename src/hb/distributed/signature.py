@@ -1,0 +1,277 @@
+"""A kernel as the distributed engine sees it (arrays, size symbols, scalars from its manifest), the
+rule that says which size symbols arrive local to a rank, and the C prototype of the MPI entry point."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hb.distributed.tiles import AxisSplit, GridPlan, axis_count, rank_coords, read_plan
+from hb.precision import C_TYPES
+from relayout.expr import Sym, parse
+from relayout.models import Requests
+
+
+@dataclass(frozen=True)
+class KernelArray:
+    """One array argument: its name, shape as expressions over the size symbols, and intent."""
+
+    name: str
+    shape: tuple[str, ...]
+    intent: str  # in, out or inout
+    dtype: str = "float"  # the problem precision; int64 / int32 are fixed
+    format: str = "dense"
+
+    @property
+    def is_output(self) -> bool:
+        return self.intent in ("out", "inout")
+
+
+@dataclass(frozen=True)
+class KernelScalar:
+    """One scalar argument: float (the problem precision's C type) or int (int64_t)."""
+
+    name: str
+    kind: str
+    value: float | int | None = None
+
+
+@dataclass(frozen=True)
+class DistributedKernel:
+    """What the driver needs of a kernel: its name, arrays, size symbols, scalars and workspace."""
+
+    name: str
+    arrays: tuple[KernelArray, ...]
+    sizes: tuple[str, ...]
+    scalars: tuple[KernelScalar, ...]
+    workspace_bytes: str = "0"
+    default_distribution: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_manifest(cls, manifest: Any) -> DistributedKernel:
+        """Read a catalog manifest: hb.kernels.Manifest, or manifest.yaml as loaded by yaml."""
+        if hasattr(manifest, "model_dump"):
+            manifest = manifest.model_dump(mode="json")
+        name = manifest["name"]
+        arrays = tuple(
+            KernelArray(
+                name=a["name"],
+                shape=tuple(str(e) for e in a["shape"]),
+                intent=a.get("intent", "in"),
+                dtype=a.get("dtype", "float"),
+                format=a.get("format", "dense"),
+            )
+            for a in manifest.get("arrays", [])
+        )
+        for array in arrays:
+            if array.intent not in ("in", "out", "inout"):
+                raise ValueError(
+                    f"{name}: arrays.{array.name}.intent: {array.intent!r}; expected in, out or inout"
+                )
+        scalars = tuple(
+            KernelScalar(name=s["name"], kind=s.get("type", "float"), value=s.get("value"))
+            for s in manifest.get("scalars", [])
+        )
+        for scalar in scalars:
+            if scalar.kind not in ("float", "int"):
+                raise ValueError(
+                    f"{name}: scalars.{scalar.name}.type: {scalar.kind!r}; expected float or int"
+                )
+        return cls(
+            name=name,
+            arrays=arrays,
+            sizes=tuple(manifest.get("sizes", [])),
+            scalars=scalars,
+            workspace_bytes=str(manifest.get("workspace_bytes", "0")),
+            default_distribution=manifest.get("distribution"),
+        )
+
+    def refusal(self) -> str | None:
+        """Why the MPI driver cannot grade this kernel, or None: its tiles are dense arrays at
+        the problem precision (spec §3.2: a sparse kernel with a startup.grid is refused)."""
+        for array in self.arrays:
+            if array.format != "dense":
+                return (
+                    f"startup.grid: {self.name}.{array.name} is sparse ({array.format}); distributing "
+                    f"a sparse format is not implemented, so send the request without startup.grid"
+                )
+            if array.dtype != "float":
+                return (
+                    f"startup.grid: {self.name}.{array.name} is {array.dtype}; the MPI driver "
+                    f"distributes floating arrays only"
+                )
+        return None
+
+    def array(self, name: str) -> KernelArray:
+        for array in self.arrays:
+            if array.name == name:
+                return array
+        raise KeyError(
+            f"{self.name} has no array {name!r}; arrays: {[a.name for a in self.arrays]}"
+        )
+
+    def global_shape(self, array: str | KernelArray, sizes: Mapping[str, int]) -> tuple[int, ...]:
+        """The array's extents with the size symbols bound to their global values."""
+        entry = self.array(array) if isinstance(array, str) else array
+        return tuple(int(parse(e).evaluate(dict(sizes))) for e in entry.shape)
+
+    def entry_point(self, precision: str) -> str:
+        """The MPI entry point's name: <kernel>_mpi_<precision>."""
+        return f"{self.name}_mpi_{precision}"
+
+    def c_prototype(self, precision: str, casts: Mapping[str, str] | None = None) -> str:
+        """`void <kernel>_mpi_<precision>(local tiles..., sizes and scalars..., MPI_Comm comm,
+        void *workspace, int64_t workspace_bytes)`; input-only tiles are const, and a cast tile
+        (`casts`: array -> precision) has the cast's C type."""
+        element = C_TYPES[precision]
+        casts = casts or {}
+        parameters = [
+            f"{'const ' if a.intent == 'in' else ''}{C_TYPES[casts.get(a.name, precision)]}"
+            f" *restrict {a.name}"
+            for a in self.arrays
+        ]
+        parameters += [f"int64_t {s}" for s in self.sizes]
+        parameters += [
+            f"{element if s.kind == 'float' else 'int64_t'} {s.name}" for s in self.scalars
+        ]
+        parameters += ["MPI_Comm comm", "void *workspace", "int64_t workspace_bytes"]
+        return f"void {self.entry_point(precision)}({', '.join(parameters)})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Size symbols: local or global
+
+
+@dataclass(frozen=True)
+class SymbolArrival:
+    """How a size symbol reaches the kernel: local (each rank's own count) or global, and why."""
+
+    symbol: str
+    local: bool
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "symbol": self.symbol,
+            "arrives": "local" if self.local else "global",
+            "reason": self.reason,
+        }
+
+
+def symbol_arrivals(kernel: DistributedKernel, plan: Any) -> dict[str, SymbolArrival]:
+    """For each size symbol, whether it arrives local under `plan`.
+
+    The rule: a symbol arrives local when every array axis it sizes is exactly that symbol and is
+    split over the grid the same way (same grid dimension, scheme and block size); then every
+    rank's tiles have one common extent along those axes and the rank gets that extent. A symbol
+    that sizes an axis kept whole (or a replicated array), an axis through an expression (N + 2),
+    or axes split differently arrives global.
+    """
+    grid_plan = read_plan(plan)
+    arrivals: dict[str, SymbolArrival] = {}
+    for symbol in kernel.sizes:
+        splits: list[tuple[str, AxisSplit]] = []
+        reason = ""
+        for array in kernel.arrays:
+            entry = grid_plan.arrays.get(array.name)
+            for dim, text in enumerate(array.shape):
+                expression = parse(text)
+                if symbol not in expression.symbols():
+                    continue
+                where = f"{array.name} dim {dim}"
+                if expression != Sym(symbol):
+                    reason = reason or f"{where} is sized by the expression {text!r}"
+                    continue
+                if entry is None:
+                    reason = reason or f"{array.name} is not in the plan"
+                    continue
+                if entry.replicated:
+                    reason = reason or f"{array.name} is replicated"
+                    continue
+                axis = entry.axes[dim]
+                if axis.grid_dim is None:
+                    reason = reason or f"{where} is kept whole"
+                    continue
+                splits.append((where, axis))
+        if not reason and not splits:
+            reason = "it sizes no array axis"
+        if not reason:
+            first_where, first = splits[0]
+            for where, axis in splits[1:]:
+                if not axis.same_split(first):
+                    reason = f"{where} is split differently from {first_where}"
+                    break
+        if reason:
+            arrivals[symbol] = SymbolArrival(symbol, False, reason)
+        else:
+            dims = ", ".join(where for where, _ in splits)
+            arrivals[symbol] = SymbolArrival(
+                symbol, True, f"every axis it sizes ({dims}) is split the same way"
+            )
+    return arrivals
+
+
+def _local_symbol_axis(kernel: DistributedKernel, plan: GridPlan, symbol: str) -> AxisSplit:
+    for array in kernel.arrays:
+        entry = plan.arrays.get(array.name)
+        if entry is None or entry.replicated:
+            continue
+        for dim, text in enumerate(array.shape):
+            if parse(text) == Sym(symbol):
+                return entry.axes[dim]
+    raise KeyError(symbol)
+
+
+def rank_sizes(
+    kernel: DistributedKernel, plan: Any, sizes: Mapping[str, int], rank: int
+) -> dict[str, int]:
+    """The size symbols' values `rank` is called with: its own count for a local symbol, the
+    global value otherwise."""
+    grid_plan = read_plan(plan)
+    arrivals = symbol_arrivals(kernel, grid_plan)
+    coords = rank_coords(rank, grid_plan.grid)
+    values: dict[str, int] = {}
+    for symbol in kernel.sizes:
+        value = int(sizes[symbol])
+        if arrivals[symbol].local:
+            axis = _local_symbol_axis(kernel, grid_plan, symbol)
+            assert axis.grid_dim is not None
+            value = axis_count(value, grid_plan.grid[axis.grid_dim], coords[axis.grid_dim], axis)
+        values[symbol] = value
+    return values
+
+
+def local_sizes_table(
+    kernel: DistributedKernel, plan: Any, sizes: Mapping[str, int]
+) -> list[dict[str, int]]:
+    """rank_sizes for every rank of the plan's grid, in rank order."""
+    grid_plan = read_plan(plan)
+    return [rank_sizes(kernel, grid_plan, sizes, rank) for rank in range(grid_plan.ranks)]
+
+
+def workspace_bytes_at(kernel: DistributedKernel, sizes: Mapping[str, int]) -> int:
+    """The workspace a rank gets: the manifest's expression over that rank's size values."""
+    value = int(parse(kernel.workspace_bytes).evaluate(dict(sizes)))
+    if value < 0:
+        raise ValueError(
+            f"{kernel.name}: workspace_bytes {kernel.workspace_bytes!r} is negative ({value})"
+        )
+    return value
+
+
+def grid_at(grid: Sequence[str | int], ranks: int) -> tuple[tuple[int, ...] | None, str | None]:
+    """startup.grid evaluated at `ranks` (relayout's Requests.grid_at): (extents, None), or
+    (None, why the grid does not span that rank count) — root(P, 2) needs a perfect square, and
+    the extents must multiply to P."""
+    try:
+        requests = Requests.validate({"startup": {"grid": [str(e) for e in grid]}})
+        return tuple(int(e) for e in requests.grid_at(ranks)), None
+    except ValueError as error:
+        return None, f"startup.grid {[str(e) for e in grid]} does not span P = {ranks}: {error}"
+
+
+def rank_coordinates_table(plan: Any) -> list[tuple[int, ...]]:
+    """Each rank's grid coordinates in rank order (row-major), for documentation and checks."""
+    grid_plan = read_plan(plan)
+    return [rank_coords(rank, grid_plan.grid) for rank in range(grid_plan.ranks)]

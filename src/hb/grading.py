@@ -1,0 +1,100 @@
+"""Grading: outputs against the reference at the problem precision's tolerance (NaN and inf
+positions must match), the maximum relative error, and the speedup against the baseline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hb.precision import TOLERANCE_MATRIX, Tolerance
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The precision a grade's arrays live in, the band it is judged in, and the override if any."""
+
+    precision: str
+    band: Tolerance
+    precision_override: str | None = None
+
+
+def resolve_problem(
+    kernel: str, allowed_precisions: list[str], datatype: str, override_kernels: list[str]
+) -> Problem | str:
+    """The problem a sweep's datatype gives this kernel, or the reason it cannot run.
+
+    grading.precision_override_kernels: a listed fp64-only kernel under fp32 keeps its fp64
+    problem and is graded in the fp32 band.
+    """
+    if datatype in allowed_precisions:
+        return Problem(datatype, TOLERANCE_MATRIX[datatype])
+    if datatype == "fp32" and allowed_precisions == ["fp64"] and kernel in override_kernels:
+        return Problem("fp64", TOLERANCE_MATRIX["fp32"], precision_override="fp32")
+    return f"{kernel} runs at {allowed_precisions}, not {datatype}"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    correct: bool
+    max_relative_error: float
+    reason: str | None = None
+
+
+def compare(name: str, got: np.ndarray, want: np.ndarray, band: Tolerance) -> Comparison:
+    """One output against its reference: shapes equal, NaN and ±inf where the reference has them,
+    and |got - want| <= atol + rtol |want| on every finite cell."""
+    if got.shape != want.shape:
+        return Comparison(False, float("inf"), f"{name}: shape {got.shape}, expected {want.shape}")
+    got64 = got.astype(np.float64, copy=False)
+    want64 = want.astype(np.float64, copy=False)
+    got_nan, want_nan = np.isnan(got64), np.isnan(want64)
+    if not np.array_equal(got_nan, want_nan):
+        where = np.argwhere(got_nan != want_nan)[0]
+        return Comparison(
+            False, float("inf"), f"{name}: NaN positions differ (first at {tuple(where)})"
+        )
+    got_inf, want_inf = np.isinf(got64), np.isinf(want64)
+    if not np.array_equal(got_inf, want_inf) or not np.array_equal(
+        got64[want_inf], want64[want_inf]
+    ):
+        where = np.argwhere((got_inf != want_inf) | (got_inf & (got64 != want64)))[0]
+        return Comparison(
+            False, float("inf"), f"{name}: inf positions differ (first at {tuple(where)})"
+        )
+    finite = ~(want_nan | want_inf)
+    error = np.abs(got64[finite] - want64[finite])
+    scale = np.abs(want64[finite])
+    relative = error / np.maximum(scale, np.finfo(np.float64).tiny)
+    max_relative = float(relative.max()) if relative.size else 0.0
+    bad = error > band.atol + band.rtol * scale
+    if bad.any():
+        index = np.argwhere(finite)[int(np.argmax(bad))]
+        got_value, want_value = got64[tuple(index)], want64[tuple(index)]
+        return Comparison(
+            False,
+            max_relative,
+            f"{name}: {int(bad.sum())} of {bad.size} values outside rtol={band.rtol:g} atol={band.atol:g} "
+            f"(first at {tuple(int(i) for i in index)}: got {got_value!r}, expected {want_value!r})",
+        )
+    return Comparison(True, max_relative)
+
+
+def compare_outputs(
+    got: dict[str, np.ndarray], want: dict[str, np.ndarray], band: Tolerance
+) -> Comparison:
+    """Every output against the reference; the first failure is the reason."""
+    worst = 0.0
+    for name, expected in want.items():
+        if name not in got:
+            return Comparison(False, float("inf"), f"{name}: no output returned")
+        result = compare(name, got[name], expected, band)
+        if not result.correct:
+            return result
+        worst = max(worst, result.max_relative_error)
+    return Comparison(True, worst)
+
+
+def speedup(baseline_ns: int, native_ns: int) -> float:
+    """How many times faster than the baseline the credited rep was (0 without a timing)."""
+    return baseline_ns / native_ns if native_ns > 0 and baseline_ns > 0 else 0.0

@@ -1,0 +1,370 @@
+"""The judge's entry to distributed grades (ARCHITECTURE.md's mpi_driver): build the generated MPI
+driver with a submission, grade it at a rank count, describe a plan for /task and /requests/check,
+and run the scaling curve; the work is done in hb.distributed."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hb import abi, kernels
+from hb.distributed.driver import DriverBuild, build_driver, cast_refusal, driver_source
+from hb.distributed.engine import DistributedGrade, Reference, grade_distributed
+from hb.distributed.launch import LOCAL_LAUNCHER, RankLimits, launcher_command
+from hb.distributed.policy import (
+    default_plan,
+    distributed_cast_refusal,
+    place_refusal,
+    plan_refusal,
+)
+from hb.distributed.scaling import ScalingPoint, plot_scaling, scaling_curve, scaling_table
+from hb.distributed.signature import (
+    DistributedKernel,
+    grid_at,
+    local_sizes_table,
+    rank_sizes,
+    symbol_arrivals,
+)
+from hb.distributed.tiles import GridPlan, local_shape, rank_coords, read_plan
+from hb.precision import NUMPY_DTYPES, Tolerance
+from relayout.errors import RequestError
+
+__all__ = [
+    "DEFAULT_RANK_COUNTS",
+    "LOCAL_LAUNCHER",
+    "DistributedGrade",
+    "DistributedKernel",
+    "DriverBuild",
+    "GridPlan",
+    "RankLimits",
+    "ScalingPoint",
+    "add_scale_arguments",
+    "build_driver",
+    "cast_refusal",
+    "default_plan",
+    "describe_plan",
+    "distributed_cast_refusal",
+    "distributed_refusal",
+    "driver_source",
+    "grade_distributed",
+    "grade_submission",
+    "grid_at",
+    "launcher_command",
+    "launcher_settings",
+    "local_sizes_table",
+    "lower_plan",
+    "place_refusal",
+    "plan_refusal",
+    "rank_limits",
+    "rank_sizes",
+    "read_plan",
+    "requested_casts",
+    "scale_command",
+    "scale_requests",
+    "scale_submission",
+    "symbol_arrivals",
+]
+
+# The scaling points when mpi.rank_counts is not configured.
+DEFAULT_RANK_COUNTS = (1, 2, 4)
+
+
+def launcher_settings(mpi_section: Any) -> tuple[str, str | None, tuple[int, ...]]:
+    """(launcher template, hostfile, rank counts) from the config's mpi section; the fields
+    mpi.launcher, mpi.hostfile and mpi.rank_counts fall back to one-machine mpiexec, no hostfile
+    and (1, 2, 4) where the section does not declare them."""
+    template = getattr(mpi_section, "launcher", None) or LOCAL_LAUNCHER
+    hostfile = getattr(mpi_section, "hostfile", None)
+    counts = getattr(mpi_section, "rank_counts", None) or DEFAULT_RANK_COUNTS
+    return template, (str(hostfile) if hostfile else None), tuple(int(c) for c in counts)
+
+
+def rank_limits(sandbox_section: Any) -> RankLimits:
+    """Each process's limits from the config's sandbox section (cpu_s, memory_mb, fsize_mb)."""
+    return RankLimits(
+        cpu_s=int(sandbox_section.cpu_s),
+        memory_bytes=int(sandbox_section.memory_mb) << 20,
+        fsize_bytes=int(sandbox_section.fsize_mb) << 20,
+    )
+
+
+def describe_plan(
+    kernel: DistributedKernel, plan: Any, sizes: Mapping[str, int] | None = None
+) -> dict[str, Any]:
+    """What /task/{kernel} and /requests/check show of a plan: the plan's JSON, which size symbols
+    arrive local (with the reason), each rank's grid coordinates and, given the global sizes,
+    each rank's local tile extents and size values."""
+    grid_plan = read_plan(plan)
+    answer: dict[str, Any] = {
+        "plan": grid_plan.to_json(),
+        "rank_order": "row-major: rank = c0 * P1 + c1 on a 2-D grid",
+        "symbols": {s: a.to_json() for s, a in symbol_arrivals(kernel, grid_plan).items()},
+    }
+    if sizes is not None:
+        ranks = []
+        for rank in range(grid_plan.ranks):
+            ranks.append(
+                {
+                    "rank": rank,
+                    "coords": list(rank_coords(rank, grid_plan.grid)),
+                    "sizes": rank_sizes(kernel, grid_plan, sizes, rank),
+                    "tiles": {
+                        a.name: list(
+                            local_shape(grid_plan, a.name, kernel.global_shape(a, sizes), rank)
+                        )
+                        for a in kernel.arrays
+                    },
+                }
+            )
+        answer["ranks"] = ranks
+    return answer
+
+
+def scale_submission(
+    program: Path,
+    kernel: DistributedKernel,
+    precision: str,
+    grid: Sequence[str | int],
+    plan_at: Callable[[tuple[int, ...]], Any],
+    sizes: Mapping[str, int],
+    scalars: Mapping[str, float | int],
+    inputs: Mapping[str, np.ndarray],
+    reference: Reference,
+    directory: Path,
+    *,
+    rank_counts: Sequence[int] = DEFAULT_RANK_COUNTS,
+    reps: int = 3,
+    warmup: int = 1,
+    launcher: str = LOCAL_LAUNCHER,
+    hostfile: str | None = None,
+    timeout_s: float = 60.0,
+    limits: RankLimits | None = None,
+) -> tuple[list[ScalingPoint], str, Path]:
+    """Grade one built submission at each rank count (`plan_at(grid_extents)` gives the plan
+    there, e.g. Requests.plan at that rank count), and write the table and the PNG under
+    `directory`. Returns (points, table text, PNG path)."""
+
+    def grade_at(ranks: int, extents: tuple[int, ...]) -> DistributedGrade:
+        return grade_distributed(
+            program, kernel, precision, plan_at(extents), sizes, scalars, inputs, reference,
+            directory / f"ranks_{ranks}", reps=reps, warmup=warmup, launcher=launcher,
+            hostfile=hostfile, timeout_s=timeout_s, limits=limits,
+        )  # fmt: skip
+
+    directory.mkdir(parents=True, exist_ok=True)
+    points = scaling_curve(rank_counts, grid, grade_at)
+    table = scaling_table(points)
+    (directory / "scaling.txt").write_text(table)
+    png = plot_scaling(points, directory / "scaling.png", f"{kernel.name} ({precision})")
+    return points, table, png
+
+
+# ---------------------------------------------------------------------------------------------
+# The judge's calls: a request and a manifest in, a refusal, a grade or a scaling curve out.
+
+
+def requested_casts(requests: Any) -> dict[str, str]:
+    """Each cast array's precision (the last cast of an array wins), from relayout's Requests."""
+    casts: dict[str, str] = {}
+    for operation in requests.operations:
+        if operation.action == "cast":
+            target = operation.to
+            casts[operation.array] = str(getattr(target, "value", target))
+    return casts
+
+
+def lower_plan(
+    requests: Any, manifest: Any, precision: str, ranks: int, sizes: Mapping[str, int] | None = None
+) -> GridPlan:
+    """Requests.plan at `ranks` over the kernel's arrays (RequestError naming the entry when the
+    program does not lower), read into the engine's GridPlan."""
+    plan = requests.plan(
+        abi.relayout_arrays(manifest, precision), dict(sizes) if sizes else None, ranks
+    )
+    return read_plan(plan)
+
+
+def distributed_refusal(
+    requests: Any,
+    manifest: Any,
+    precision: str,
+    *,
+    ranks: int,
+    replicatable_allowlist: Sequence[str] | None = None,
+    layout_flexible_allowlist: Sequence[str] | None = None,
+) -> str | None:
+    """Why a request with startup.grid cannot be graded on `ranks` ranks (mpi.ranks), or None:
+    the kernel (dense floating arrays only), the grid (it must span mpi.ranks), the lowering
+    (Requests.plan), the plan's refusals, place, and the casts."""
+    kernel = DistributedKernel.from_manifest(manifest)
+    refusal = kernel.refusal()
+    if refusal:
+        return refusal
+    extents, note = grid_at(list(requests.startup.grid), ranks)
+    if extents is None:
+        return f"startup.grid must span mpi.ranks: {note}"
+    try:
+        plan = lower_plan(requests, manifest, precision, ranks, manifest.preset_sizes("S"))
+    except (RequestError, ValueError) as error:
+        return str(error)
+    casts = requested_casts(requests)
+    return (
+        plan_refusal(
+            kernel,
+            plan,
+            replicatable_allowlist=replicatable_allowlist,
+            layout_flexible_allowlist=layout_flexible_allowlist,
+        )
+        or place_refusal(plan, distributed=True)
+        or distributed_cast_refusal(plan, casts)
+        or cast_refusal(kernel, precision, casts)
+    )
+
+
+def _build_failure(
+    kernel: DistributedKernel, precision: str, ranks: int, log: str
+) -> DistributedGrade:
+    return DistributedGrade(
+        kernel=kernel.name, precision=precision, ranks=ranks, grid=(), correct=False,
+        credited_s=None, rep_seconds=[], convert_in_s=0.0, convert_out_s=0.0,
+        failure=f"the MPI build failed: {log.strip()[-2000:]}", mismatches=[],
+        max_relative_error=None, symbols={},
+    )  # fmt: skip
+
+
+def grade_submission(
+    manifest: Any,
+    requests: Any,
+    source: str,
+    precision: str,
+    *,
+    ranks: int,
+    directory: Path,
+    preset: str = "S",
+    seed: int = 0,
+    reps: int = 5,
+    warmup: int = 1,
+    launcher: str = LOCAL_LAUNCHER,
+    hostfile: str | None = None,
+    timeout_s: float = 60.0,
+    band: Tolerance | None = None,
+    limits: RankLimits | None = None,
+    build_directory: Path | None = None,
+) -> DistributedGrade:
+    """Build a C submission with the generated driver and grade it on `ranks` ranks: the plan is
+    Requests.plan at `ranks`, inputs are the catalog's seeded arrays at `preset`, and the whole
+    domain is compared with the reference in `band` (default: the precision's). The build goes to
+    `build_directory` (default `directory/build`; content-addressed, so a cache directory works),
+    the run to `directory/ranks_<P>`."""
+    kernel = DistributedKernel.from_manifest(manifest)
+    sizes = manifest.preset_sizes(preset)
+    scalars = manifest.preset_scalars(preset)
+    plan = lower_plan(requests, manifest, precision, ranks, sizes)
+    built = build_driver(
+        kernel, precision, source, directory / "build", casts=requested_casts(requests)
+    )
+    if built.program is None:
+        return _build_failure(kernel, precision, ranks, built.log)
+    inputs = kernels.make_inputs(manifest, sizes, seed, NUMPY_DTYPES[precision])
+    return grade_distributed(
+        built.program, kernel, precision, plan, sizes, scalars, inputs,
+        kernels.load_reference(manifest.name).reference, directory / f"ranks_{ranks}",
+        reps=reps, warmup=warmup, launcher=launcher, hostfile=hostfile, timeout_s=timeout_s,
+        tolerance=band, limits=limits,
+    )  # fmt: skip
+
+
+def scale_requests(
+    manifest: Any,
+    requests: Any,
+    source: str,
+    precision: str,
+    *,
+    directory: Path,
+    rank_counts: Sequence[int] = DEFAULT_RANK_COUNTS,
+    preset: str = "S",
+    seed: int = 0,
+    reps: int = 5,
+    warmup: int = 1,
+    launcher: str = LOCAL_LAUNCHER,
+    hostfile: str | None = None,
+    timeout_s: float = 60.0,
+    limits: RankLimits | None = None,
+    build_directory: Path | None = None,
+) -> tuple[list[ScalingPoint], str, Path]:
+    """The scaling curve of one submission (what `hb scale` prints): built once, graded at each
+    rank count its startup.grid spans, table and PNG written under `directory`."""
+    kernel = DistributedKernel.from_manifest(manifest)
+    sizes = manifest.preset_sizes(preset)
+    built = build_driver(
+        kernel, precision, source, directory / "build", casts=requested_casts(requests)
+    )
+    if built.program is None:
+        raise RuntimeError(f"the MPI build failed: {built.log.strip()[-2000:]}")
+
+    def plan_at(extents: tuple[int, ...]) -> GridPlan:
+        count = 1
+        for extent in extents:
+            count *= extent
+        return lower_plan(requests, manifest, precision, count, sizes)
+
+    return scale_submission(
+        built.program, kernel, precision, list(requests.startup.grid), plan_at, sizes,
+        manifest.preset_scalars(preset), kernels.make_inputs(manifest, sizes, seed, NUMPY_DTYPES[precision]),
+        kernels.load_reference(manifest.name).reference, directory, rank_counts=rank_counts,
+        reps=reps, warmup=warmup, launcher=launcher, hostfile=hostfile, timeout_s=timeout_s,
+        limits=limits,
+    )  # fmt: skip
+
+
+def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of `hb scale` (the CLI adds a subparser and calls scale_command)."""
+    parser.add_argument("kernel", help="catalog kernel, e.g. scaled_add")
+    parser.add_argument("file", help="the C source defining <kernel>_mpi_<precision>")
+    parser.add_argument(
+        "--requests", help="JSON file with the request (startup.grid and operations)"
+    )
+    parser.add_argument("--precision", default="fp64", choices=["fp64", "fp32"])
+    parser.add_argument("--preset", default="S")
+    parser.add_argument("--ranks", help="comma-separated rank counts (default: mpi.rank_counts)")
+    parser.add_argument("--out", default="scaling", help="directory for the table and scaling.png")
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per rank count")
+
+
+def scale_command(args: argparse.Namespace, config: Any = None) -> int:
+    """Run `hb scale`: print the table, write scaling.png; without --requests the kernel's default
+    distribution is used. The launcher, hostfile and rank counts come from `config.mpi` (default:
+    the configuration `load_config` finds), the limits from `config.sandbox`. Returns the exit
+    status: 0 when at least one point was credited."""
+    from hb.config import load_config
+    from hb.mpi_descriptor import default_requests
+    from relayout.models import Requests
+
+    config = config or load_config(getattr(args, "config", None))
+    manifest = kernels.load_manifest(args.kernel)
+    if args.requests:
+        requests = Requests.validate(Path(args.requests).read_text())
+    else:
+        requests = default_requests(manifest)
+    if not requests.startup.grid:
+        print(
+            "hb scale: the request has no startup.grid; scaling needs a distributed request",
+            file=sys.stderr,
+        )
+        return 2
+    template, hostfile, configured = launcher_settings(config.mpi)
+    counts = tuple(int(c) for c in args.ranks.split(",")) if args.ranks else configured
+    points, table, png = scale_requests(
+        manifest, requests, Path(args.file).read_text(), args.precision, directory=Path(args.out),
+        rank_counts=counts, preset=args.preset, reps=args.reps, launcher=template,
+        hostfile=hostfile, timeout_s=args.timeout, limits=rank_limits(config.sandbox),
+    )  # fmt: skip
+    print(table, end="")
+    print(f"plot: {png}")
+    return 0 if any(p.credited_s is not None for p in points) else 1

@@ -1,0 +1,81 @@
+"""The requests section of a task prompt (build_context): what the setup allows, narrowed to what
+this task offers (RequestActions), the cast precisions with their C types, the libraries and the
+C signature of the default request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hb import abi, languages
+from hb.kernels import Manifest
+from hb.precision import C_TYPES
+from hb.requests_api import RequestActions, RequestAllowances
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    """What a task's prompt and tools are built from."""
+
+    request_actions: RequestActions
+    requests_section: str
+
+
+def task_actions(
+    manifest: Manifest,
+    allowances: RequestAllowances,
+    distributed: bool = False,
+    language: str = "c",
+) -> RequestActions:
+    """The offer of this task: cast on floating dense arrays of a kernel that takes casts, single-
+    node layouts on dense arrays when not distributed, format on sparse arrays."""
+    return allowances.actions(
+        has_floating_dense=any(a.is_floating and not a.is_sparse for a in manifest.arrays),
+        has_dense=any(not a.is_sparse for a in manifest.arrays),
+        has_sparse=any(a.is_sparse for a in manifest.arrays),
+        distributed=distributed,
+        c_abi=language in languages.LANGUAGES,
+        fp64_only=manifest.fp64_only,
+    )
+
+
+def build_context(
+    manifest: Manifest,
+    allowances: RequestAllowances,
+    precision: str = "fp64",
+    distributed: bool = False,
+    language: str = "c",
+) -> TaskContext:
+    """The task's offer and the prompt's requests section (empty when nothing is offered)."""
+    offer = task_actions(manifest, allowances, distributed, language)
+    if offer.empty:
+        return TaskContext(offer, "")
+    lines = [
+        "## Requests",
+        "",
+        "Your submission may carry a `requests` object that changes how the data reaches your kernel.",
+        f"Without one, the kernel is called as:\n\n    {abi.default_signature(manifest, precision)}",
+        "",
+    ]
+    if offer.load:
+        offered = languages.offered_libraries(language)
+        lines.append(
+            f"- startup.load: libraries the judge links for you: {', '.join(offered) or 'none'}."
+        )
+    if "cast" in offer.actions:
+        types = ", ".join(f"{p} → `{C_TYPES[p]} *`" for p in offer.precisions)
+        lines.append(
+            "- cast: an array's element type. Conversions are timed apart and not scored, but the "
+            f"outputs are graded in {precision}'s tolerance band. Allowed: {types}."
+        )
+    layouts = [
+        a for a in offer.actions if a not in ("cast", "format", "distribute", "replicate", "place")
+    ]
+    if layouts:
+        lines.append(f"- layout operations on one node: {', '.join(layouts)}.")
+    if "format" in offer.actions:
+        lines.append("- format: a sparse array's storage format.")
+    if distributed and any(a in offer.actions for a in ("distribute", "replicate", "place")):
+        lines.append("- distribution over the processor grid: distribute, replicate, place.")
+    lines.append("")
+    lines.append("POST /requests/check shows the pointers and the C signature a request gives.")
+    return TaskContext(offer, "\n".join(lines) + "\n")

@@ -1,0 +1,351 @@
+"""The results database: grades and their requests (one typed grade_requests row per library,
+the grid and each operation), written together in one transaction through SQLAlchemy Core; SQLite
+by default, PostgreSQL by URL, with versioned migrations."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine, RowMapping
+
+from hb.requests_api import Requests, from_recorded, to_recorded
+
+metadata = sa.MetaData()
+
+schema_migrations = sa.Table(
+    "schema_migrations",
+    metadata,
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("description", sa.Text, nullable=False),
+    sa.Column("applied_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+grades = sa.Table(
+    "grades",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("kernel", sa.Text, nullable=False),
+    sa.Column("preset", sa.Text, nullable=False),
+    sa.Column("datatype", sa.Text, nullable=False),
+    sa.Column("language", sa.Text, nullable=False),
+    sa.Column("route", sa.Text, nullable=False),
+    sa.Column("correct", sa.Boolean, nullable=False),
+    sa.Column("native_ns", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("baseline_ns", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("speedup", sa.Float, nullable=False, server_default="0"),
+    sa.Column("convert_in_ns", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("convert_out_ns", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("max_rel_error", sa.Float, nullable=True),
+    sa.Column("precision_override", sa.Text, nullable=True),
+    sa.Column("requests", sa.Text, nullable=False, server_default=""),
+    sa.Column("of_grade_id", sa.Integer, sa.ForeignKey("grades.id"), nullable=True),
+    sa.Column("source_sha256", sa.Text, nullable=False, server_default=""),
+    sa.Column("detail", sa.Text, nullable=False, server_default=""),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+grade_requests = sa.Table(
+    "grade_requests",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "grade_id", sa.Integer, sa.ForeignKey("grades.id", ondelete="CASCADE"), nullable=False
+    ),
+    # Entries in request order: the libraries, then the grid, then the operations.
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("kind", sa.Text, nullable=False),  # load | grid | operation
+    sa.Column("name", sa.Text, nullable=False),  # the library, "grid", or the operation's action
+    sa.Column("array", sa.Text, nullable=True),  # the array an operation names first
+    sa.Column("entry", sa.Text, nullable=False),  # the entry's JSON as relayout writes it
+    sa.UniqueConstraint("grade_id", "position"),
+)
+
+baselines = sa.Table(
+    "baselines",
+    metadata,
+    sa.Column("kernel", sa.Text, primary_key=True),
+    sa.Column("preset", sa.Text, primary_key=True),
+    sa.Column("datatype", sa.Text, primary_key=True),
+    sa.Column("seed", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("baseline_ns", sa.BigInteger, nullable=False),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+
+def _create(*tables: sa.Table) -> Callable[[Connection], None]:
+    def step(connection: Connection) -> None:
+        for table in tables:
+            table.create(connection, checkfirst=True)
+
+    return step
+
+
+def _index(name: str, table: sa.Table, *columns: str) -> Callable[[Connection], None]:
+    # Plain DDL: an sa.Index would attach itself to the table and be created again with it.
+    def step(connection: Connection) -> None:
+        connection.execute(
+            sa.text(f"CREATE INDEX IF NOT EXISTS {name} ON {table.name} ({', '.join(columns)})")
+        )
+
+    return step
+
+
+# Ordered, append-only: a new column or table is a new entry, never an edit of an old one.
+MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
+    (1, "grades and grade_requests", _create(grades, grade_requests)),
+    (2, "baselines cache", _create(baselines)),
+    (
+        3,
+        "leaderboard index",
+        _index("grades_leaderboard", grades, "kernel", "preset", "route", "correct"),
+    ),
+    (4, "grade_requests by grade", _index("grade_requests_by_grade", grade_requests, "grade_id")),
+]
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+_engines: dict[str, Engine] = {}
+_engines_lock = threading.Lock()
+
+# A test's window between the grade row and its grade_requests rows (see the kill-mid-write test).
+_between_inserts: Callable[[], None] | None = None
+
+
+def connect(url: str) -> Engine:
+    """The engine for `url` (one per URL per process), migrated to SCHEMA_VERSION."""
+    with _engines_lock:
+        if url in _engines:
+            return _engines[url]
+        if url.startswith("postgresql://"):
+            url_for_driver = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+        else:
+            url_for_driver = url
+        if url_for_driver.startswith("sqlite"):
+            engine = sa.create_engine(
+                url_for_driver, connect_args={"check_same_thread": False, "timeout": 30}
+            )
+            sa.event.listen(engine, "connect", _sqlite_pragmas)
+        else:
+            engine = sa.create_engine(url_for_driver, pool_pre_ping=True)
+        migrate(engine)
+        _engines[url] = engine
+        return engine
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")  # readers do not block the writer
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def applied_versions(engine: Engine) -> list[int]:
+    with engine.connect() as connection:
+        if not sa.inspect(connection).has_table("schema_migrations"):
+            return []
+        return [row.version for row in connection.execute(sa.select(schema_migrations.c.version))]
+
+
+def migrate(engine: Engine) -> list[int]:
+    """Apply every migration the database lacks, each in its own transaction; the versions applied."""
+    with engine.begin() as connection:
+        schema_migrations.create(connection, checkfirst=True)
+    done = set(applied_versions(engine))
+    applied = []
+    for version, description, step in MIGRATIONS:
+        if version in done:
+            continue
+        with engine.begin() as connection:
+            step(connection)
+            connection.execute(
+                schema_migrations.insert().values(
+                    version=version, description=description, applied_at=datetime.now(UTC)
+                )
+            )
+        applied.append(version)
+    return applied
+
+
+def request_rows(requests: Requests) -> list[dict[str, Any]]:
+    """The typed grade_requests rows of one request (without grade_id)."""
+    rows: list[dict[str, Any]] = []
+    for library in requests.startup.load:
+        rows.append({"kind": "load", "name": library, "array": None, "entry": json.dumps(library)})
+    if requests.startup.grid:
+        rows.append(
+            {
+                "kind": "grid",
+                "name": "grid",
+                "array": None,
+                "entry": json.dumps(list(requests.startup.grid)),
+            }
+        )
+    for operation in requests.operations:
+        entry = operation.model_dump(mode="json", exclude_defaults=True)
+        entry["action"] = operation.action
+        first_array = entry.get("array") or (entry.get("arrays") or [None])[0]
+        rows.append(
+            {
+                "kind": "operation",
+                "name": operation.action,
+                "array": first_array,
+                "entry": json.dumps(entry, sort_keys=True),
+            }
+        )
+    for position, row in enumerate(rows):
+        row["position"] = position
+    return rows
+
+
+GRADE_FIELDS = (
+    "kernel", "preset", "datatype", "language", "route", "correct", "native_ns", "baseline_ns",
+    "speedup", "convert_in_ns", "convert_out_ns", "max_rel_error", "precision_override",
+    "source_sha256", "detail",
+)  # fmt: skip
+
+
+def add_grade(
+    engine: Engine,
+    grade: Mapping[str, Any],
+    requests: Requests | Mapping[str, Any] | str | None = None,
+    of_grade_id: int | None = None,
+) -> int:
+    """Record one grade and its request in one transaction; the new grade's id.
+
+    The request is validated first (RequestError before anything is written). A row made of
+    another (of_grade_id: a final or a regrade) takes that grade's request when none is given.
+    """
+    unknown = set(grade) - set(GRADE_FIELDS)
+    if unknown:
+        raise ValueError(
+            f"add_grade: unknown grade fields {sorted(unknown)}; accepted: {list(GRADE_FIELDS)}"
+        )
+    validated = Requests.validate(requests if requests is not None else "")
+    with engine.begin() as connection:
+        if of_grade_id is not None and requests is None:
+            parent = connection.execute(
+                sa.select(grades.c.requests).where(grades.c.id == of_grade_id)
+            ).first()
+            if parent is None:
+                raise ValueError(f"add_grade: of_grade_id {of_grade_id} names no grade")
+            validated = from_recorded(parent.requests)
+        values = dict(grade)
+        values.update(
+            requests=to_recorded(validated), of_grade_id=of_grade_id, created_at=datetime.now(UTC)
+        )
+        grade_id = int(connection.execute(grades.insert().values(**values)).inserted_primary_key[0])
+        if _between_inserts is not None:
+            _between_inserts()
+        rows = request_rows(validated)
+        if rows:
+            connection.execute(
+                grade_requests.insert(), [{**row, "grade_id": grade_id} for row in rows]
+            )
+    return grade_id
+
+
+def requests_of_row(row: Mapping[str, Any] | RowMapping) -> Requests:
+    """The request a grades row records, read from its JSON (Requests.from_recorded)."""
+    return from_recorded(row["requests"])
+
+
+def requests_from_rows(rows: Iterable[Mapping[str, Any] | RowMapping]) -> Requests:
+    """The request rebuilt from a grade's grade_requests rows."""
+    load: list[str] = []
+    grid: list[Any] = []
+    operations: list[Any] = []
+    for row in sorted(rows, key=lambda r: r["position"]):
+        entry = json.loads(row["entry"])
+        if row["kind"] == "load":
+            load.append(entry)
+        elif row["kind"] == "grid":
+            grid = entry
+        elif row["kind"] == "operation":
+            operations.append(entry)
+        else:
+            raise ValueError(f"grade_requests row {row['position']}: unknown kind {row['kind']!r}")
+    startup: dict[str, Any] = {}
+    if load:
+        startup["load"] = load
+    if grid:
+        startup["grid"] = grid
+    document: dict[str, Any] = {}
+    if startup:
+        document["startup"] = startup
+    if operations:
+        document["operations"] = operations
+    return Requests.validate(document)
+
+
+def get_grade(engine: Engine, grade_id: int) -> dict[str, Any] | None:
+    with engine.connect() as connection:
+        row = (
+            connection.execute(sa.select(grades).where(grades.c.id == grade_id)).mappings().first()
+        )
+        return dict(row) if row else None
+
+
+def rows_of_grade(engine: Engine, grade_id: int) -> list[dict[str, Any]]:
+    with engine.connect() as connection:
+        result = connection.execute(
+            sa.select(grade_requests)
+            .where(grade_requests.c.grade_id == grade_id)
+            .order_by(grade_requests.c.position)
+        )
+        return [dict(row) for row in result.mappings()]
+
+
+def list_grades(
+    engine: Engine, kernel: str | None = None, route: str | None = None, limit: int = 50
+) -> list[dict[str, Any]]:
+    """The newest grades first, optionally of one kernel or route."""
+    query = sa.select(grades).order_by(grades.c.id.desc()).limit(limit)
+    if kernel:
+        query = query.where(grades.c.kernel == kernel)
+    if route:
+        query = query.where(grades.c.route == route)
+    with engine.connect() as connection:
+        return [dict(row) for row in connection.execute(query).mappings()]
+
+
+def get_baseline(engine: Engine, kernel: str, preset: str, datatype: str, seed: int) -> int | None:
+    with engine.connect() as connection:
+        row = connection.execute(
+            sa.select(baselines.c.baseline_ns).where(
+                baselines.c.kernel == kernel,
+                baselines.c.preset == preset,
+                baselines.c.datatype == datatype,
+                baselines.c.seed == seed,
+            )
+        ).first()
+        return int(row.baseline_ns) if row else None
+
+
+def set_baseline(
+    engine: Engine, kernel: str, preset: str, datatype: str, seed: int, baseline_ns: int
+) -> None:
+    key = {"kernel": kernel, "preset": preset, "datatype": datatype, "seed": seed}
+    with engine.begin() as connection:
+        connection.execute(
+            sa.delete(baselines).where(*(baselines.c[k] == v for k, v in key.items()))
+        )
+        connection.execute(
+            baselines.insert().values(**key, baseline_ns=baseline_ns, created_at=datetime.now(UTC))
+        )
+
+
+def orphan_grades(engine: Engine) -> Sequence[int]:
+    """Grades whose request is not empty yet have no grade_requests row (never, by add_grade)."""
+    with engine.connect() as connection:
+        has_rows = (
+            sa.select(grade_requests.c.grade_id)
+            .where(grade_requests.c.grade_id == grades.c.id)
+            .exists()
+        )
+        query = sa.select(grades.c.id).where(grades.c.requests != "", ~has_rows)
+        return [row.id for row in connection.execute(query)]

@@ -1,0 +1,672 @@
+"""The judge as a service: JudgeHandler (check a request, build, run, grade, record) and the
+FastAPI application over it (/health, /tasks, /task/{kernel}, /score, /submit, /requests/check)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from hb import abi, build, kernels, languages, mpi_descriptor, prompts, results_db, runner, sandbox
+from hb.config import Config
+from hb.envelope import RequestsCheckBody, Submission
+from hb.grading import Problem, compare_outputs, resolve_problem, speedup
+from hb.kernels import Manifest
+from hb.precision import precision_of
+from hb.requests_api import (
+    RequestAllowances,
+    RequestError,
+    Requests,
+    RequestsCheck,
+    cast_refusal,
+)
+
+SHUFFLE_PRESET = "S"
+
+
+class RequestFault(Exception):
+    """A request the judge refuses before building: a 400 whose detail names the entry."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class UnknownKernel(KeyError):
+    """A kernel the catalog lacks: a 404."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The spec's named refusal steps, as functions of their inputs.
+
+
+def with_task_grid(
+    requests: Requests, manifest: Manifest, allowances: RequestAllowances
+) -> Requests:
+    """Under requests.grid: task the judge sets the kernel's default grid: the request as granted."""
+    if allowances.grid != "task" or requests.startup.grid:
+        return requests
+    grid = mpi_descriptor.default_grid(manifest)
+    if not grid:
+        return requests
+    document = json.loads(requests.to_json() or "{}")
+    document.setdefault("startup", {})["grid"] = grid
+    return Requests.validate(document)
+
+
+def shuffle_refusal(requests: Requests, manifest: Manifest, precision: str) -> str | None:
+    """A shuffle whose f and f_inv are not inverse bijections at preset S's sizes (relayout checks
+    them exhaustively once every extent is a constant, up to BIJECTION_CHECK_LIMIT cells)."""
+    if not any(op.action == "shuffle" for op in requests.operations) or RequestsCheck is None:
+        return None
+    sizes = manifest.preset_sizes(SHUFFLE_PRESET)
+    try:
+        answer = relayout_check(requests, manifest, precision, sizes)
+    except RequestError as error:
+        return str(error)
+    return (
+        None
+        if answer.accepted
+        else f"{answer.refusal} (checked at preset {SHUFFLE_PRESET}: {sizes})"
+    )
+
+
+def requests_refusal(
+    requests: Requests,
+    manifest: Manifest,
+    language: str,
+    allowances: RequestAllowances,
+    config: Config,
+    problem_precision: str,
+    submitted: Requests | None = None,
+) -> str | None:
+    """Why the judge refuses this request (as granted) before any build, in the spec's order: the
+    setup's allowances (judged on the request as submitted, since a grid the judge injected under
+    requests.grid: task is no fault of the submitter), the fp64-only cast refusal, the startup.load
+    catalog, distribution, and the kernel's own checks (relayout's, then the shuffle bijection)."""
+    refusal = allowances.refusal(submitted if submitted is not None else requests)
+    if refusal is None:
+        refusal = cast_refusal(
+            requests,
+            manifest.name,
+            manifest.fp64_only,
+            config.grading.precision_override_kernels,
+            config.grading.datatype,
+        )
+    if refusal is None:
+        refusal = sandbox.catalog_refusal(language, list(requests.startup.load))
+    if refusal is None and (requests.startup.grid or config.mpi.grade_distributed):
+        refusal = (
+            "startup.grid: distributed grades (MPI over a processor grid) are not implemented in this "
+            "judge yet; send the request without startup.grid for a single-node grade"
+        )
+    if refusal is None and any(a.is_sparse for a in manifest.arrays) and requests.operations:
+        refusal = (
+            f"operations[0] ({requests.operations[0].action}): requests on a sparse kernel "
+            f"({manifest.name}) are not implemented in this judge yet; send it without operations"
+        )
+    if refusal is None and requests.operations:
+        refusal = _relayout_refusal(requests, manifest, problem_precision)
+    if refusal is None:
+        refusal = shuffle_refusal(requests, manifest, problem_precision)
+    if refusal is None and requests.operations and not conversions_available():
+        refusal = (
+            f"operations[0] ({requests.operations[0].action}): this judge cannot run conversions yet "
+            "(relayout.convert.compile_program is missing); send the request without operations"
+        )
+    return refusal
+
+
+def conversions_available() -> bool:
+    """Whether relayout's conversion programs can be compiled in this checkout."""
+    try:
+        from relayout.convert import compile_program  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _relayout_refusal(requests: Requests, manifest: Manifest, precision: str) -> str | None:
+    if RequestsCheck is None:
+        return (
+            f"operations[0] ({requests.operations[0].action}): this judge's relayout cannot check "
+            "operations yet (relayout.check is missing); send the request without operations"
+        )
+    try:
+        answer = relayout_check(requests, manifest, precision)
+    except RequestError as error:
+        return str(error)
+    return None if answer.accepted else str(answer.refusal)
+
+
+def relayout_check(
+    requests: Requests, manifest: Manifest, precision: str, sizes: dict[str, int] | None = None
+) -> Any:
+    """relayout's answer for the request over the kernel's arrays, with the kernel's C signature."""
+    from relayout.check import check_requests
+
+    return check_requests(
+        requests,
+        abi.relayout_arrays(manifest, precision),
+        sizes,
+        kernel=abi.symbol(manifest, precision),
+        scalars=abi.abi_scalars(manifest, precision),
+    )
+
+
+def refused_requests(
+    engine: Any, submission: Submission, granted: Requests, refusal: str, route: str, datatype: str
+) -> int:
+    """Record a refused call (its request validated; a malformed one records nothing): a grade row
+    on route `<route>.refused`, incorrect, with the refusal as its detail."""
+    return results_db.add_grade(
+        engine,
+        {
+            "kernel": submission.kernel,
+            "preset": submission.preset or "",
+            "datatype": datatype,
+            "language": submission.language,
+            "route": f"{route}.refused",
+            "correct": False,
+            "source_sha256": hashlib.sha256(submission.source.encode()).hexdigest(),
+            "detail": refusal,
+        },
+        granted,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class JudgeHandler:
+    """One judge: its configuration, allowances, database and caches."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.allowances = RequestAllowances.from_config(config)
+        config.data_dir.mkdir(parents=True, exist_ok=True)
+        self.engine = results_db.connect(config.database_url)
+        box = config.sandbox
+        self.limits = sandbox.Limits(
+            timeout_s=box.timeout_s,
+            cpu_s=box.cpu_s,
+            memory_bytes=box.memory_mb << 20,
+            nproc=box.nproc,
+            fsize_bytes=box.fsize_mb << 20,
+            uid_base=box.uid_base,
+            uid_count=box.uid_count,
+        )
+        self.build_limits = sandbox.Limits(
+            timeout_s=box.build_timeout_s,
+            cpu_s=max(box.cpu_s, 120),
+            memory_bytes=max(box.memory_mb, 4096) << 20,
+            nproc=box.nproc,
+            fsize_bytes=box.fsize_mb << 20,
+            uid_base=box.uid_base,
+            uid_count=box.uid_count,
+        )
+        self._grade_slots = threading.Semaphore(config.service.workers)
+        self._baseline_lock = threading.Lock()
+        self._references: OrderedDict[tuple, dict[str, np.ndarray]] = OrderedDict()
+        self._references_lock = threading.Lock()
+
+    # -- catalog ---------------------------------------------------------------------------------
+
+    def manifest(self, kernel: str) -> Manifest:
+        try:
+            return kernels.load_manifest(kernel)
+        except KeyError as error:
+            raise UnknownKernel(str(error.args[0])) from None
+
+    def problem(self, manifest: Manifest) -> Problem:
+        datatype = precision_of(self.config.grading.datatype)
+        resolved = resolve_problem(
+            manifest.name,
+            manifest.precisions,
+            datatype,
+            self.config.grading.precision_override_kernels,
+        )
+        if isinstance(resolved, str):
+            raise RequestFault(f"datatype: {resolved}")
+        return resolved
+
+    def task(self, kernel: str) -> dict[str, Any]:
+        """GET /task/{kernel}: arrays, presets, the default request's C signature and the offer."""
+        manifest = self.manifest(kernel)
+        precision = precision_of(self.config.grading.datatype)
+        if precision not in manifest.precisions:
+            precision = manifest.precisions[0]
+        context = prompts.build_context(manifest, self.allowances, precision)
+        return {
+            "kernel": manifest.name,
+            "summary": manifest.summary,
+            "precision": precision,
+            "precisions": manifest.precisions,
+            "sizes": manifest.sizes,
+            "arrays": abi.relayout_arrays(manifest, precision),
+            "scalars": {s.name: {"type": s.type, "value": s.value} for s in manifest.scalars},
+            "presets": manifest.presets,
+            "workspace_bytes": manifest.workspace_bytes,
+            "signature": abi.default_signature(manifest, precision),
+            "request_actions": context.request_actions.model_dump(mode="json"),
+            "requests_section": context.requests_section,
+            "libraries": languages.offered_libraries("c"),
+        }
+
+    def tasks(self) -> list[dict[str, Any]]:
+        return [
+            {"kernel": name, "summary": kernels.load_manifest(name).summary}
+            for name in kernels.kernel_names()
+        ]
+
+    # -- requests --------------------------------------------------------------------------------
+
+    def granted_requests(self, requests: Requests, manifest: Manifest) -> Requests:
+        """The request as granted: under requests.grid: task with the task's grid on a distributed
+        setup (graded and refused calls alike record it)."""
+        if self.config.mpi.grade_distributed:
+            return with_task_grid(requests, manifest, self.allowances)
+        return requests
+
+    def refusal(
+        self, submitted: Requests, granted: Requests, manifest: Manifest, language: str
+    ) -> str | None:
+        try:
+            languages.language(language)
+        except ValueError as error:
+            return f"language: {error}"
+        return requests_refusal(
+            granted,
+            manifest,
+            language,
+            self.allowances,
+            self.config,
+            self.problem(manifest).precision,
+            submitted=submitted,
+        )
+
+    def check(self, body: RequestsCheckBody) -> dict[str, Any]:
+        """POST /requests/check: the answer a submission would get, building nothing."""
+        manifest = self.manifest(body.kernel)
+        granted = self.granted_requests(body.requests, manifest)
+        refusal = self.refusal(body.requests, granted, manifest, body.language)
+        if refusal is not None:
+            return {"accepted": False, "refusal": refusal}
+        precision = self.problem(manifest).precision
+        if RequestsCheck is None or any(a.is_sparse for a in manifest.arrays):
+            return {
+                "accepted": True,
+                "arrays": _default_arrays(manifest, precision),
+                "signature": abi.default_signature(manifest, precision),
+            }
+        answer = relayout_check(granted, manifest, precision)
+        document: dict[str, Any] = answer.model_dump(mode="json", exclude_none=True)
+        return document
+
+    # -- grading ---------------------------------------------------------------------------------
+
+    def grade(self, submission: Submission, route: str) -> dict[str, Any]:
+        """Build, run and grade one submission and record it; RequestFault before any build."""
+        manifest = self.manifest(submission.kernel)
+        preset = submission.preset or self.config.grading.preset
+        if preset not in manifest.presets:
+            raise RequestFault(f"preset: {preset!r} is not one of {list(manifest.presets)}")
+        submission = submission.model_copy(update={"preset": preset})
+        problem = self.problem(manifest)
+        granted = self.granted_requests(submission.requests, manifest)
+        refusal = self.refusal(submission.requests, granted, manifest, submission.language)
+        if refusal is not None:
+            refused_requests(self.engine, submission, granted, refusal, route, problem.precision)
+            raise RequestFault(refusal)
+        with self._grade_slots:
+            outcome = self._grade_unrecorded(submission, manifest, problem, granted, route)
+        grade_id = results_db.add_grade(self.engine, outcome.pop("record"), granted)
+        return {"grade_id": grade_id, **outcome}
+
+    def _seed(self, route: str) -> int:
+        return (
+            self.config.grading.public_seed if route == "score" else self.config.grading.hidden_seed
+        )
+
+    def _grade_unrecorded(
+        self,
+        submission: Submission,
+        manifest: Manifest,
+        problem: Problem,
+        granted: Requests,
+        route: str,
+    ) -> dict[str, Any]:
+        preset = submission.preset or self.config.grading.preset
+        precision = problem.precision
+        seed = self._seed(route)
+        libraries = list(granted.startup.load)
+        record: dict[str, Any] = {
+            "kernel": manifest.name,
+            "preset": preset,
+            "datatype": precision,
+            "language": submission.language,
+            "route": route,
+            "correct": False,
+            "precision_override": problem.precision_override,
+            "source_sha256": hashlib.sha256(submission.source.encode()).hexdigest(),
+        }
+        response: dict[str, Any] = {
+            "kernel": manifest.name,
+            "preset": preset,
+            "datatype": precision,
+            "route": route,
+            "correct": False,
+            "reason": None,
+            "requests": json.loads(granted.to_json() or "{}"),
+        }
+        built = build.build(
+            submission.source,
+            submission.language,
+            libraries,
+            self.config.build_cache_dir,
+            self.build_limits,
+        )
+        response["build"] = {"cached": built.cached, "build_ns": built.build_ns}
+        if not built.ok or built.library is None:
+            return self._failed(record, response, built.reason or "build failed", built.log)
+        sizes = manifest.preset_sizes(preset)
+        scalars = manifest.preset_scalars(preset)
+        inputs = kernels.make_inputs(manifest, sizes, seed, np.dtype(_numpy_name(precision)))
+        try:
+            conversion, pointers, conversion_files = self._conversion(
+                granted, manifest, precision, sizes
+            )
+        except Exception as error:  # relayout's build or lowering: the grade fails, the judge stays
+            reason = (
+                f"the request's conversion kernels did not build: {type(error).__name__}: {error}"
+            )
+            return self._failed(record, response, reason)
+        run = self._run(
+            built.library,
+            manifest,
+            precision,
+            sizes,
+            scalars,
+            inputs,
+            pointers,
+            conversion,
+            conversion_files,
+        )
+        response["protections"] = run.protections
+        if not run.ok:
+            return self._failed(record, response, run.reason or "the run failed")
+        expected = self._reference(manifest, preset, precision, seed, inputs, sizes, scalars)
+        comparison = compare_outputs(run.outputs, expected, problem.band)
+        baseline_ns = self._baseline(manifest, preset, precision, seed, sizes, scalars, inputs)
+        ratio = speedup(baseline_ns, run.kernel_ns) if comparison.correct else 0.0
+        record.update(
+            correct=comparison.correct,
+            native_ns=run.kernel_ns,
+            baseline_ns=baseline_ns,
+            speedup=ratio,
+            convert_in_ns=run.convert_in_ns,
+            convert_out_ns=run.convert_out_ns,
+            max_rel_error=comparison.max_relative_error
+            if np.isfinite(comparison.max_relative_error)
+            else None,
+            detail=comparison.reason or "",
+        )
+        response.update(
+            correct=comparison.correct,
+            reason=comparison.reason,
+            native_ns=run.kernel_ns,
+            baseline_ns=baseline_ns,
+            speedup=ratio,
+            convert_in_ns=run.convert_in_ns,
+            convert_out_ns=run.convert_out_ns,
+            max_rel_error=record["max_rel_error"],
+            precision_override=problem.precision_override,
+            run_wall_s=run.wall_s,
+        )
+        return {**response, "record": record}
+
+    def _failed(
+        self, record: dict[str, Any], response: dict[str, Any], reason: str, log: str = ""
+    ) -> dict[str, Any]:
+        record["detail"] = reason if not log else f"{reason}\n{log}"
+        response["reason"] = reason
+        if log:
+            response["log"] = log
+        return {**response, "record": record}
+
+    def _conversion(
+        self, granted: Requests, manifest: Manifest, precision: str, sizes: dict[str, int]
+    ) -> tuple[dict[str, Any] | None, list[str], Path | None]:
+        """The request's conversion program (built here, so the sandboxed run finds it cached),
+        and the kernel's pointer order."""
+        if not granted.operations:
+            return None, kernels.pointer_names(manifest), None
+        from hb.requests_api import compile_conversions
+
+        arrays = abi.relayout_arrays(manifest, precision)
+        answer = relayout_check(granted, manifest, precision)
+        pointers = list(answer.arrays or {})
+        key = hashlib.sha256(
+            (granted.to_json() + json.dumps(arrays, sort_keys=True)).encode()
+        ).hexdigest()
+        cache_dir = self.config.data_dir / "conversion-cache" / key[:2] / key
+        compile_conversions(granted.to_json(), arrays, cache_dir)
+        return (
+            {"requests": granted.to_json(), "arrays": arrays, "sizes": sizes},
+            pointers,
+            cache_dir,
+        )
+
+    def _run(
+        self,
+        library: Path,
+        manifest: Manifest,
+        precision: str,
+        sizes: dict[str, int],
+        scalars: dict[str, float],
+        inputs: dict[str, np.ndarray],
+        pointers: list[str],
+        conversion: dict[str, Any] | None = None,
+        conversion_files: Path | None = None,
+    ) -> runner.RunResult:
+        return runner.run_kernel(
+            library=library,
+            symbol=abi.symbol(manifest, precision),
+            pointers=pointers,
+            trailing_arguments=abi.trailing_arguments(manifest, sizes, scalars, precision),
+            workspace_bytes=manifest.workspace_size(sizes),
+            inputs=inputs,
+            output_names=kernels.output_names(manifest),
+            reps=self.config.grading.reps,
+            warmup=self.config.grading.warmup,
+            workdir_root=self.config.sandbox_dir,
+            limits=self.limits,
+            threads=self.config.sandbox.threads,
+            conversion=conversion,
+            conversion_files=conversion_files,
+        )
+
+    def _reference(
+        self,
+        manifest: Manifest,
+        preset: str,
+        precision: str,
+        seed: int,
+        inputs: dict[str, np.ndarray],
+        sizes: dict[str, int],
+        scalars: dict[str, float],
+    ) -> dict[str, np.ndarray]:
+        key = (manifest.name, preset, precision, seed)
+        with self._references_lock:
+            if key in self._references:
+                self._references.move_to_end(key)
+                return self._references[key]
+        expected = kernels.reference_outputs(manifest, inputs, sizes, scalars)
+        with self._references_lock:
+            self._references[key] = expected
+            while len(self._references) > 16:
+                self._references.popitem(last=False)
+        return expected
+
+    def _baseline(
+        self,
+        manifest: Manifest,
+        preset: str,
+        precision: str,
+        seed: int,
+        sizes: dict[str, int],
+        scalars: dict[str, float],
+        inputs: dict[str, np.ndarray],
+    ) -> int:
+        """The kernel's reference C solution built at -O2, timed like a submission, once per
+        (kernel, preset, precision, seed) and kept in the results database; 0 if it cannot run."""
+        with self._baseline_lock:
+            known = results_db.get_baseline(self.engine, manifest.name, preset, precision, seed)
+            if known is not None:
+                return known
+            built = build.build(
+                kernels.solution_source(manifest.name), "c", [], self.config.build_cache_dir,
+                self.build_limits, baseline=True,
+            )  # fmt: skip
+            if not built.ok or built.library is None:
+                return 0
+            run = self._run(
+                built.library,
+                manifest,
+                precision,
+                sizes,
+                scalars,
+                inputs,
+                kernels.pointer_names(manifest),
+            )
+            if not run.ok:
+                return 0
+            results_db.set_baseline(
+                self.engine, manifest.name, preset, precision, seed, run.kernel_ns
+            )
+            return run.kernel_ns
+
+
+def _numpy_name(precision: str) -> str:
+    from hb.precision import NUMPY_DTYPES
+
+    return NUMPY_DTYPES[precision].name
+
+
+def _default_arrays(manifest: Manifest, precision: str) -> dict[str, dict[str, Any]]:
+    """Each pointer of the default request: its element type and the extents of its buffer."""
+    arrays: dict[str, dict[str, Any]] = {}
+    for array in manifest.arrays:
+        dtype = precision if array.is_floating else array.dtype
+        if array.is_sparse:
+            arrays[f"{array.name}_data"] = {"dtype": dtype, "extents": ["nnz"]}
+            arrays[f"{array.name}_indices"] = {"dtype": "int64", "extents": ["nnz"]}
+            arrays[f"{array.name}_indptr"] = {
+                "dtype": "int64",
+                "extents": [f"{array.shape[0]} + 1"],
+            }
+        else:
+            arrays[array.name] = {"dtype": dtype, "extents": [str(e) for e in array.shape]}
+    return arrays
+
+
+# ---------------------------------------------------------------------------------------------
+# The FastAPI application.
+
+
+def _validation_detail(error: RequestValidationError) -> str:
+    """One line for a malformed body: the request's own message where relayout wrote one."""
+    for item in error.errors():
+        context = item.get("ctx") or {}
+        cause = context.get("error")
+        if isinstance(cause, RequestError):
+            return str(cause)
+    parts = []
+    for item in error.errors():
+        location = ".".join(str(p) for p in item.get("loc", ()) if p != "body")
+        message = str(item.get("msg", "invalid")).removeprefix("Value error, ")
+        if item.get("type") == "extra_forbidden":
+            message = "is not a field of this envelope (accepted: kernel, language, source, requests, preset)"
+        parts.append(f"{location}: {message}" if location else message)
+    return "; ".join(parts) or "malformed request body"
+
+
+def create_app(config: Config) -> FastAPI:
+    """The judge's HTTP service over one JudgeHandler."""
+    handler = JudgeHandler(config)
+    app = FastAPI(
+        title="hb judge",
+        summary="Builds, runs and grades parallel kernels; the requests API of requests_api.md.",
+        version="0.1.0",
+    )
+    app.state.handler = handler
+
+    @app.exception_handler(RequestValidationError)
+    async def _malformed(_: Request, error: RequestValidationError) -> JSONResponse:
+        return JSONResponse(status_code=400, content={"detail": _validation_detail(error)})
+
+    @app.exception_handler(RequestFault)
+    async def _fault(_: Request, error: RequestFault) -> JSONResponse:
+        return JSONResponse(status_code=400, content={"detail": error.detail})
+
+    @app.exception_handler(UnknownKernel)
+    async def _unknown(_: Request, error: UnknownKernel) -> JSONResponse:
+        return JSONResponse(status_code=404, content={"detail": str(error.args[0])})
+
+    @app.get("/health")
+    def health() -> dict[str, Any]:
+        return {"status": "ok", "kernels": len(kernels.kernel_names()), "sandbox": _protections()}
+
+    @app.get("/tasks")
+    def tasks() -> list[dict[str, Any]]:
+        return handler.tasks()
+
+    @app.get("/task/{kernel}")
+    def task(kernel: str) -> dict[str, Any]:
+        return handler.task(kernel)
+
+    @app.post("/score")
+    def score(submission: Submission) -> dict[str, Any]:
+        """Grade on the public inputs; recorded on route score."""
+        return handler.grade(submission, "score")
+
+    @app.post("/submit")
+    def submit(submission: Submission) -> dict[str, Any]:
+        """The graded, leaderboard route: hidden inputs; recorded on route submit."""
+        return handler.grade(submission, "submit")
+
+    @app.post("/requests/check")
+    def requests_check(body: RequestsCheckBody) -> dict[str, Any]:
+        """Builds, grades and records nothing: accepted with the pointers and the signature, or
+        refused with the reason a submission would get."""
+        return handler.check(body)
+
+    @app.get("/grades")
+    def grades(
+        kernel: str | None = None, route: str | None = None, limit: int = 50
+    ) -> list[dict[str, Any]]:
+        rows = results_db.list_grades(handler.engine, kernel, route, min(max(limit, 1), 1000))
+        return [{**row, "created_at": row["created_at"].isoformat()} for row in rows]
+
+    @app.exception_handler(HTTPException)
+    async def _http(_: Request, error: HTTPException) -> JSONResponse:
+        return JSONResponse(status_code=error.status_code, content={"detail": error.detail})
+
+    return app
+
+
+@functools.cache
+def _protections() -> list[str]:
+    protections = ["rlimits", "wall-clock timeout", "private directory"]
+    if sandbox.namespaces_available():
+        protections += ["namespaces", "no network", "private /tmp", "unprivileged user"]
+    return protections

@@ -1,0 +1,165 @@
+"""Plain cast kernels: a whole contiguous array narrowed or widened in one OpenMP loop per type pair.
+
+These are the fast paths of a cast with no layout change (and the benchmark's copy bound): every
+loop vectorises (the routines of ccode.py are branch-free integer code). fp16 takes the same
+round-to-odd route as bf16 and fp8 rather than F16C's vcvtps2ph: GCC 12 at -O3 folds the round-to-odd
+step away when its result feeds that intrinsic (a double rounding the tests caught), and the
+vectorised integer route already runs at the copy bound.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import time
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from relayout.convert.build import Toolchain, load_library
+from relayout.convert.ccode import CAST_PRELUDE, narrow_expression, widen_expression
+from relayout.dtypes import precision, precision_of_dtype
+
+PROBLEM_PRECISIONS = ("fp64", "fp32")
+NARROW_PRECISIONS = ("fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2")
+ALIGNMENT = 64
+
+
+def aligned_empty(shape: tuple[int, ...] | int, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
+    """An uninitialised C-ordered array whose data starts on a 64-byte boundary."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    wanted = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * wanted.itemsize
+    raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+    start = (-raw.ctypes.data) % ALIGNMENT
+    return raw[start : start + nbytes].view(wanted).reshape(shape)
+
+
+def aligned_zeros(shape: tuple[int, ...] | int, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
+    array = aligned_empty(shape, dtype)
+    array.view(np.uint8).fill(0) if array.size else None
+    return array
+
+
+def cast_pairs() -> list[tuple[str, str]]:
+    return [(s, t) for s in PROBLEM_PRECISIONS for t in NARROW_PRECISIONS if s != t]
+
+
+def _narrow_kernel(source: str, target: str) -> str:
+    src_type = precision(source).c_type
+    dst_type = precision(target).storage_c_type
+    generic = f"""\
+    #pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < n; ++i) dst[i] = {narrow_expression(source, target, "src[i]")};"""
+    body = generic
+
+    return f"""
+void relayout_cast_{source}_to_{target}(const {src_type} *restrict src, {dst_type} *restrict dst, int64_t n) {{
+{body}
+}}
+"""
+
+
+def _widen_kernel(source: str, target: str) -> str:
+    src_type = precision(source).storage_c_type
+    dst_type = precision(target).c_type
+    return f"""
+void relayout_widen_{source}_to_{target}(const {src_type} *restrict src, {dst_type} *restrict dst, int64_t n) {{
+    #pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < n; ++i) dst[i] = {widen_expression(source, target, "src[i]")};
+}}
+"""
+
+
+COPY_KERNEL = """
+void relayout_copy_bytes(const uint8_t *restrict src, uint8_t *restrict dst, int64_t n) {
+    #pragma omp parallel
+    {
+        int64_t threads = omp_get_num_threads(), me = omp_get_thread_num();
+        int64_t chunk = (n / threads + 63) & ~(int64_t)63;
+        int64_t start = me * chunk < n ? me * chunk : n;
+        int64_t stop = start + chunk < n ? start + chunk : n;
+        if (stop > start) memcpy(dst + start, src + start, (size_t)(stop - start));
+    }
+}
+"""
+
+
+def cast_source() -> str:
+    """The C text of every plain cast kernel and the copy kernel."""
+    parts = [
+        "#include <omp.h>\n",
+        CAST_PRELUDE,
+        COPY_KERNEL,
+    ]
+    for source, target in cast_pairs():
+        parts.append(_narrow_kernel(source, target))
+        parts.append(_widen_kernel(target, source))
+    return "".join(parts)
+
+
+def cast_library(toolchain: Toolchain | None = None) -> ctypes.CDLL:
+    return load_library(cast_source(), toolchain)
+
+
+def _pointer(array: npt.NDArray[Any]) -> ctypes.c_void_p:
+    return ctypes.c_void_p(array.ctypes.data)
+
+
+def _require_contiguous(array: npt.NDArray[Any], role: str) -> None:
+    if not array.flags.c_contiguous:
+        raise ValueError(f"{role}: the plain cast kernels need a C-contiguous array")
+
+
+def cast_in(
+    source: npt.NDArray[Any],
+    to: str,
+    out: npt.NDArray[Any] | None = None,
+    toolchain: Toolchain | None = None,
+) -> npt.NDArray[Any]:
+    """`source` (fp64 or fp32) rounded once to precision `to`, in a 64-byte aligned buffer."""
+    from_name = precision_of_dtype(source.dtype).name
+    if (from_name, to) not in cast_pairs():
+        raise ValueError(
+            f"no cast kernel from {from_name} to {to}: casts narrow fp64 or fp32 to one of "
+            + ", ".join(NARROW_PRECISIONS)
+        )
+    _require_contiguous(source, "source")
+    target = precision(to)
+    if out is None:
+        out = aligned_empty(source.shape, target.numpy_dtype)
+    elif out.dtype != target.numpy_dtype or out.size != source.size:
+        raise ValueError(f"out: expected {source.size} elements of {target.numpy_dtype}")
+    _require_contiguous(out, "out")
+    kernel = getattr(cast_library(toolchain), f"relayout_cast_{from_name}_to_{to}")
+    kernel(_pointer(source), _pointer(out), ctypes.c_int64(source.size))
+    return out
+
+
+def widen_out(
+    buffer: npt.NDArray[Any], out: npt.NDArray[Any], toolchain: Toolchain | None = None
+) -> npt.NDArray[Any]:
+    """`buffer` of a narrow precision written exactly into `out` (fp64 or fp32), in place."""
+    from_name = precision_of_dtype(buffer.dtype).name
+    to = precision_of_dtype(out.dtype).name
+    if (to, from_name) not in cast_pairs():
+        raise ValueError(f"no widening kernel from {from_name} to {to}")
+    if out.size != buffer.size:
+        raise ValueError(f"out has {out.size} elements, the buffer {buffer.size}")
+    _require_contiguous(buffer, "buffer")
+    _require_contiguous(out, "out")
+    kernel = getattr(cast_library(toolchain), f"relayout_widen_{from_name}_to_{to}")
+    kernel(_pointer(buffer), _pointer(out), ctypes.c_int64(buffer.size))
+    return out
+
+
+def copy_bytes(
+    source: npt.NDArray[Any], out: npt.NDArray[Any], toolchain: Toolchain | None = None
+) -> int:
+    """An OpenMP memcpy of `source` into `out` (the benchmark's copy bound); its nanoseconds."""
+    if source.nbytes != out.nbytes:
+        raise ValueError(f"copy of {source.nbytes} bytes into {out.nbytes}")
+    kernel = cast_library(toolchain).relayout_copy_bytes
+    start = time.perf_counter_ns()
+    kernel(_pointer(source), _pointer(out), ctypes.c_int64(source.nbytes))
+    return time.perf_counter_ns() - start

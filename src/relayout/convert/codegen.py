@@ -1,0 +1,653 @@
+"""Generated conversion kernels: one C function per pointer and direction, from the layout's cell maps.
+
+A kernel walks the packed physical buffer (the last two digits in cache tiles, everything outside
+them flattened into one OpenMP loop), computes each member's logical index from its cell maps,
+bounds-checks it, and casts with the exact routines of ccode.py. The same body compiles as C with
+OpenMP for the host and as a CUDA kernel (one thread per physical cell) for a device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from relayout.arrays import ArraySpec
+from relayout.convert.ccode import CAST_PRELUDE, convert_expression
+from relayout.expr import C_PRELUDE, Expr, Sym
+from relayout.layout import CellMap, NodeLayout, PointerLayout, StructType
+from relayout.types import ELEMENT_TYPES
+
+# Cache tile of the two innermost physical digits: 32 rows of 128 cells keep both the buffer side
+# and a transposed source side inside L1/L2 for 8-byte elements.
+TILE_OUTER = 32
+TILE_INNER = 128
+
+FLOAT_PRECISIONS = ("fp64", "fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2")
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """The scalar kind a member is moved as: its precision name (or integer type) and lane count."""
+
+    name: str
+    lanes: int  # 2 for a complex element moved as (re, im)
+
+    @property
+    def c_storage(self) -> str:
+        if self.name in FLOAT_PRECISIONS:
+            from relayout.dtypes import precision
+
+            return precision(self.name).storage_c_type
+        return ELEMENT_TYPES[self.name].c_type
+
+
+def scalar_of(type_name: str) -> Scalar:
+    element = ELEMENT_TYPES[type_name]
+    if element.complex:
+        assert element.real_part is not None
+        return Scalar(element.real_part, 2)
+    return Scalar(type_name, 1)
+
+
+@dataclass(frozen=True)
+class MemberSlot:
+    """Where a member lives in one buffer element: byte offset and scalar kind."""
+
+    member: str | None
+    offset: int
+    scalar: Scalar
+
+
+def element_itemsize(element: str | StructType) -> int:
+    if isinstance(element, StructType):
+        return int(element.itemsize)
+    return int(ELEMENT_TYPES[element].size)
+
+
+def buffer_dtype(element: str | StructType) -> np.dtype[Any]:
+    """The numpy dtype of a kernel buffer element (ml_dtypes for bf16/fp8, aligned struct)."""
+    if isinstance(element, StructType):
+        return element.numpy_dtype()
+    return ELEMENT_TYPES[element].numpy_dtype
+
+
+def member_slots(pointer: PointerLayout) -> list[MemberSlot]:
+    element = pointer.element
+    if isinstance(element, StructType):
+        return [
+            MemberSlot(name, offset, scalar_of(kind))
+            for (name, kind), offset in zip(element.members, element.offsets, strict=True)
+        ]
+    return [MemberSlot(None, 0, scalar_of(element))]
+
+
+def size_symbols(layout: NodeLayout, pointers: Sequence[PointerLayout]) -> tuple[str, ...]:
+    """Every size symbol the kernels of `pointers` read, sorted: the order of the symbols argument."""
+    digit_names = {name for p in pointers for name, _ in p.digits}
+    found: set[str] = set()
+    for pointer in pointers:
+        for _, extent in pointer.digits:
+            found |= extent.symbols()
+        for cell in pointer.cells:
+            for e in (*cell.index, *cell.live):
+                found |= e.symbols()
+        for source in pointer.sources:
+            for extent in layout.arrays[source].extent_exprs:
+                found |= extent.symbols()
+    return tuple(sorted(found - digit_names))
+
+
+def _c_names(pointer: PointerLayout, symbols: Sequence[str]) -> dict[str, str]:
+    names = {name: f"dg_{name}" for name, _ in pointer.digits}
+    names.update({symbol: f"sz_{symbol}" for symbol in symbols})
+    return names
+
+
+def _source_scalar(spec: ArraySpec) -> Scalar:
+    return scalar_of(spec.dtype)
+
+
+def scalar_convert(source: Scalar, target: Scalar, value: str) -> str:
+    """C text converting one lane from `source` to `target` (one rounding for floats)."""
+    if source.name == target.name:
+        return value
+    if source.name in FLOAT_PRECISIONS and target.name in FLOAT_PRECISIONS:
+        return convert_expression(source.name, target.name, value)
+    raise ValueError(f"no conversion from {source.name} to {target.name}")
+
+
+def scalar_size(scalar: Scalar) -> int:
+    """Bytes of one lane of `scalar`."""
+    return int(ELEMENT_TYPES[scalar.name].size)
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One generated kernel: its C name, pointer, direction and the arrays it reads or writes."""
+
+    name: str
+    pointer: str
+    direction: str  # "in" or "out"
+    sources: tuple[str, ...]  # the `arrays` argument, in order
+
+
+def _cell_block(
+    layout: NodeLayout,
+    pointer: PointerLayout,
+    slot: MemberSlot,
+    cell: CellMap,
+    names: Mapping[str, str],
+    source_index: Mapping[str, int],
+    direction: str,
+    itemsize: int,
+) -> str:
+    """C statements handling one cell map of one member at one physical position."""
+    spec = layout.arrays[cell.array]
+    source = _source_scalar(spec)
+    live = " && ".join(f"(({e.to_c(names)}) != 0)" for e in cell.live) or "1"
+    index_lines = []
+    checks = []
+    flat = "INT64_C(0)"
+    for d, (expression, extent) in enumerate(zip(cell.index, spec.extent_exprs, strict=True)):
+        index_lines.append(f"const int64_t j{d} = {expression.to_c(names)};")
+        bound = extent.to_c(names)
+        checks.append(f"j{d} >= 0 && j{d} < ({bound})")
+        flat = f"({flat}) * ({bound}) + j{d}" if d else f"j{d}"
+    in_bounds = " && ".join(checks) or "1"
+    k = source_index[cell.array]
+    src_type = source.c_storage
+    if source.lanes == 2 and cell.component is not None:
+        lanes = [(f"2 * flat + {cell.component}", 0)]
+    elif source.lanes == 2:
+        lanes = [("2 * flat", 0), ("2 * flat + 1", 1)]
+    else:
+        lanes = [("flat", 0)]
+    target = slot.scalar
+    stored_type = target.c_storage
+    lane_size = scalar_size(target)
+    moves = []
+    for source_lane, buffer_lane in lanes:
+        slot_address = (
+            f"(({stored_type} *)(buffer_bytes + position * {itemsize} + "
+            f"{slot.offset + buffer_lane * lane_size}))"
+        )
+        if direction == "in":
+            value = scalar_convert(source, target, f"src{k}[{source_lane}]")
+            moves.append(f"{slot_address}[0] = {value};")
+        else:
+            value = scalar_convert(target, source, f"{slot_address}[0]")
+            moves.append(f"dst{k}[{source_lane}] = {value};")
+    moves_text = "\n                    ".join(moves)
+    index_text = "\n                ".join(index_lines)
+    return f"""\
+            if (!done && {live}) {{
+                {index_text}
+                if ({in_bounds}) {{
+                    const int64_t flat = {flat};
+                    {moves_text}
+                    done = 1;
+                }} else {{
+                    errors += 1;
+                }}
+            }}"""
+
+
+def _single_cell_in(
+    layout: NodeLayout,
+    slot: MemberSlot,
+    cell: CellMap,
+    names: Mapping[str, str],
+    source_index: Mapping[str, int],
+    itemsize: int,
+) -> str:
+    """A member filled from one cell map, written without branches so that the loop vectorises:
+    the index is clamped to 0 where the cell is dead or out of bounds, and the load is conditional."""
+    spec = layout.arrays[cell.array]
+    source = _source_scalar(spec)
+    live = " && ".join(f"(({e.to_c(names)}) != 0)" for e in cell.live) or "1"
+    lines = []
+    checks = []
+    flat = "INT64_C(0)"
+    for d, (expression, extent) in enumerate(zip(cell.index, spec.extent_exprs, strict=True)):
+        lines.append(f"const int64_t j{d} = {expression.to_c(names)};")
+        bound = extent.to_c(names)
+        checks.append(f"j{d} >= 0 && j{d} < ({bound})")
+        flat = f"({flat}) * ({bound}) + j{d}" if d else f"j{d}"
+    k = source_index[cell.array]
+    if source.lanes == 2:
+        lane = f"2 * flat + {cell.component or 0}"
+    else:
+        lane = "flat"
+    target = slot.scalar
+    value = scalar_convert(source, target, f"src{k}[{lane}]")
+    index_text = "\n            ".join(lines)
+    address = f"(({target.c_storage} *)(buffer_bytes + position * {itemsize} + {slot.offset}))"
+    return f"""\
+        {{
+            {index_text}
+            const int live = {live};
+            const int inside = {" && ".join(checks) or "1"};
+            errors += live && !inside;
+            const int usable = live && inside;
+            const int64_t flat = usable ? {flat} : 0;
+            {address}[0] = usable ? {value} : ({target.c_storage})0;
+        }}"""
+
+
+def _zero_slot(slot: MemberSlot, itemsize: int) -> str:
+    size = slot.scalar.lanes * scalar_size(slot.scalar)
+    return f"memset(buffer_bytes + position * {itemsize} + {slot.offset}, 0, {size});"
+
+
+def _body(
+    layout: NodeLayout,
+    pointer: PointerLayout,
+    names: Mapping[str, str],
+    source_index: Mapping[str, int],
+    direction: str,
+    writable: set[str],
+) -> str:
+    itemsize = element_itemsize(pointer.element)
+    blocks = []
+    for slot in member_slots(pointer):
+        cells = [
+            c
+            for c in pointer.cells
+            if c.member == slot.member and (direction == "in" or c.array in writable)
+        ]
+        if direction == "in" and len(cells) == 1 and slot.scalar.lanes == 1:
+            blocks.append(
+                _single_cell_in(layout, slot, cells[0], names, source_index, itemsize)
+            )
+            continue
+        parts = [
+            _cell_block(layout, pointer, slot, cell, names, source_index, direction, itemsize)
+            for cell in cells
+        ]
+        dead = (
+            f"""
+            if (!done) {{
+                {_zero_slot(slot, itemsize)}
+            }}"""
+            if direction == "in"
+            else ""
+        )
+        blocks.append("        {\n            int done = 0;\n" + "\n".join(parts) + dead + "\n        }")
+    return "\n".join(blocks)
+
+
+def _prologue(
+    layout: NodeLayout,
+    pointer: PointerLayout,
+    symbols: Sequence[str],
+    sources: Sequence[str],
+    direction: str,
+) -> tuple[str, dict[str, str], dict[str, int]]:
+    names = _c_names(pointer, symbols)
+    lines = [f"const int64_t sz_{s} = symbols[{k}];" for k, s in enumerate(symbols)]
+    source_index = {}
+    for k, array in enumerate(sources):
+        kind = _source_scalar(layout.arrays[array]).c_storage
+        if direction == "in":
+            lines.append(f"const {kind} *restrict src{k} = (const {kind} *)arrays[{k}];")
+        else:
+            lines.append(f"{kind} *restrict dst{k} = ({kind} *)arrays[{k}];")
+        source_index[array] = k
+    for d, (_, extent) in enumerate(pointer.digits):
+        lines.append(f"const int64_t extent{d} = {extent.to_c(names)};")
+    return "\n    ".join(lines), names, source_index
+
+
+def kernel_sources(pointer: PointerLayout, direction: str, layout: NodeLayout) -> tuple[str, ...]:
+    if direction == "in":
+        return tuple(pointer.sources)
+    return tuple(s for s in pointer.sources if layout.arrays[s].intent in ("out", "inout"))
+
+
+def host_kernel(
+    layout: NodeLayout,
+    pointer: PointerLayout,
+    direction: str,
+    symbols: Sequence[str],
+    function: str,
+) -> str:
+    """The C function `int64_t function(void *const *arrays, void *buffer, const int64_t *symbols)`:
+    returns the number of out-of-bounds indices it met (and skipped)."""
+    sources = kernel_sources(pointer, direction, layout)
+    prologue, names, source_index = _prologue(layout, pointer, symbols, sources, direction)
+    writable = set(sources)
+    body = _body(layout, pointer, names, source_index, direction, writable)
+    digits = [names[name] for name, _ in pointer.digits]
+    count = len(digits)
+    buffer_qualifier = "" if direction == "in" else "const "
+    header = f"""
+int64_t {function}(void *const *arrays, {buffer_qualifier}void *buffer, const int64_t *symbols) {{
+    {prologue}
+    {buffer_qualifier}unsigned char *restrict buffer_bytes = ({buffer_qualifier}unsigned char *)buffer;
+    int64_t errors = 0;
+"""
+    if count == 0:
+        return (
+            header
+            + f"""    {{
+        const int64_t position = 0;
+{body}
+    }}
+    return errors;
+}}
+"""
+        )
+    if count == 1:
+        return (
+            header
+            + f"""    #pragma omp parallel for reduction(+:errors) schedule(static)
+    for (int64_t {digits[0]} = 0; {digits[0]} < extent0; ++{digits[0]}) {{
+        const int64_t position = {digits[0]};
+{body}
+    }}
+    return errors;
+}}
+"""
+        )
+    a, b = count - 2, count - 1
+    outer_extents = " * ".join(f"extent{d}" for d in range(a)) or "1"
+    decompose = []
+    for d in reversed(range(a)):
+        decompose.append(f"const int64_t {digits[d]} = rest % extent{d}; rest /= extent{d};")
+    decompose_text = "\n        ".join(decompose)
+    position = "0"
+    for d in range(count):
+        position = f"({position}) * extent{d} + {digits[d]}" if d else digits[0]
+    return (
+        header
+        + f"""    const int64_t tiles_a = (extent{a} + {TILE_OUTER - 1}) / {TILE_OUTER};
+    const int64_t tiles_b = (extent{b} + {TILE_INNER - 1}) / {TILE_INNER};
+    const int64_t outer_count = {outer_extents};
+    const int64_t steps = outer_count * tiles_a * tiles_b;
+    #pragma omp parallel for reduction(+:errors) schedule(static)
+    for (int64_t step = 0; step < steps; ++step) {{
+        const int64_t tile_b = step % tiles_b;
+        const int64_t tile_a = (step / tiles_b) % tiles_a;
+        int64_t rest = step / (tiles_b * tiles_a);
+        {decompose_text}
+        (void)rest;
+        const int64_t a_stop = relayout_min((tile_a + 1) * {TILE_OUTER}, extent{a});
+        const int64_t b_stop = relayout_min((tile_b + 1) * {TILE_INNER}, extent{b});
+        for (int64_t {digits[a]} = tile_a * {TILE_OUTER}; {digits[a]} < a_stop; ++{digits[a]}) {{
+            for (int64_t {digits[b]} = tile_b * {TILE_INNER}; {digits[b]} < b_stop; ++{digits[b]}) {{
+                const int64_t position = {position};
+{body}
+            }}
+        }}
+    }}
+    return errors;
+}}
+"""
+    )
+
+
+def device_kernel(
+    layout: NodeLayout,
+    pointer: PointerLayout,
+    direction: str,
+    symbols: Sequence[str],
+    function: str,
+) -> str:
+    """The CUDA kernel `function(arrays, buffer, symbols, errors)`: one thread per physical cell,
+    grid-stride; out-of-bounds indices are skipped and counted into `errors`."""
+    sources = kernel_sources(pointer, direction, layout)
+    prologue, names, source_index = _prologue(layout, pointer, symbols, sources, direction)
+    body = _body(layout, pointer, names, source_index, direction, set(sources))
+    digits = [names[name] for name, _ in pointer.digits]
+    count = len(digits)
+    total = " * ".join(f"extent{d}" for d in range(count)) or "1"
+    decompose = ["int64_t rest = position;"]
+    for d in reversed(range(count)):
+        decompose.append(f"const int64_t {digits[d]} = rest % extent{d}; rest /= extent{d};")
+    decompose_text = "\n        ".join(decompose)
+    buffer_qualifier = "" if direction == "in" else "const "
+    return f"""
+extern "C" __global__ void {function}(void *const *arrays, {buffer_qualifier}void *buffer, const int64_t *symbols, unsigned long long *error_count) {{
+    {prologue}
+    {buffer_qualifier}unsigned char *__restrict__ buffer_bytes = ({buffer_qualifier}unsigned char *)buffer;
+    const int64_t total = {total};
+    int64_t errors = 0;
+    for (int64_t position = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; position < total;
+         position += (int64_t)gridDim.x * blockDim.x) {{
+        {decompose_text}
+        (void)rest;
+{body}
+    }}
+    if (errors) atomicAdd(error_count, (unsigned long long)errors);
+}}
+"""
+
+
+HOST_HEADER = "#include <omp.h>\n#include <stdint.h>\n#include <string.h>\n"
+
+DEVICE_HEADER = """\
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#define INT64_C(c) c##LL
+#define restrict __restrict__
+"""
+
+
+def kernel_function_name(index: int, pointer: PointerLayout, direction: str) -> str:
+    safe = "".join(ch if ch.isalnum() else "_" for ch in pointer.name)
+    return f"relayout_{direction}_{index}_{safe}"
+
+
+def program_source(
+    layout: NodeLayout, target: str = "host"
+) -> tuple[str, list[KernelSpec], tuple[str, ...]]:
+    """The whole translation unit for a layout: source text, its kernels, and the size symbols."""
+    pointers = [p for p in layout.pointers if p.sparse is None]
+    symbols = size_symbols(layout, pointers)
+    kernels: list[KernelSpec] = []
+    functions = []
+    generate = host_kernel if target == "host" else device_kernel
+    for index, pointer in enumerate(pointers):
+        for direction in ("in", "out"):
+            sources = kernel_sources(pointer, direction, layout)
+            if direction == "out" and not sources:
+                continue
+            name = kernel_function_name(index, pointer, direction)
+            permutation = digit_permutation(layout, pointer) if target == "host" else None
+            if permutation is not None:
+                functions.append(
+                    permutation_kernel(layout, pointer, direction, symbols, name, permutation)
+                )
+            else:
+                functions.append(generate(layout, pointer, direction, symbols, name))
+            kernels.append(KernelSpec(name, pointer.name, direction, sources))
+    if target == "host":
+        prelude = HOST_HEADER + CAST_PRELUDE + C_PRELUDE
+    else:
+        device_prelude = C_PRELUDE.replace("static inline", "static __device__ __forceinline__")
+        device_casts = (
+            CAST_PRELUDE.replace("#include <stdint.h>\n", "")
+            .replace("#include <string.h>\n", "")
+            .replace("#include <math.h>\n", "")
+        )
+        prelude = (
+            DEVICE_HEADER
+            + device_casts
+            + device_prelude
+            + "#define memset(p, v, n) relayout_zero_bytes(p, n)\n"
+            + "static __device__ __forceinline__ void relayout_zero_bytes(unsigned char *p, int n) "
+            + "{ for (int k = 0; k < n; ++k) p[k] = 0; }\n"
+        )
+    return prelude + "".join(functions), kernels, symbols
+
+
+def identity_cell(pointer: PointerLayout, spec: ArraySpec) -> bool:
+    """The pointer is its one source array, row-major and whole: a plain cast or copy will do."""
+    if len(pointer.cells) != 1 or isinstance(pointer.element, StructType):
+        return False
+    cell = pointer.cells[0]
+    if cell.member is not None or cell.component is not None or cell.live:
+        return False
+    digit_names = [name for name, _ in pointer.digits]
+    if cell.index != tuple(Sym(name) for name in digit_names):
+        return False
+    extents = [str(extent) for _, extent in pointer.digits]
+    return extents == [str(e) for e in spec.extent_exprs]
+
+
+def evaluate_extents(extents: Sequence[Expr], sizes: Mapping[str, int]) -> tuple[int, ...]:
+    return tuple(int(e.evaluate(dict(sizes))) for e in extents)
+
+
+def digit_permutation(layout: NodeLayout, pointer: PointerLayout) -> list[int] | None:
+    """For a pointer that is one array with its digits reordered (each digit a whole dimension,
+    nothing dead): the logical dimension of each physical digit; else None."""
+    if len(pointer.cells) != 1 or isinstance(pointer.element, StructType):
+        return None
+    cell = pointer.cells[0]
+    spec = layout.arrays[cell.array]
+    if cell.member is not None or cell.component is not None or cell.live:
+        return None
+    if scalar_of(spec.dtype).lanes != 1 or scalar_of(str(pointer.element)).lanes != 1:
+        return None
+    names = [name for name, _ in pointer.digits]
+    if len(names) < 2 or len(cell.index) != len(names):
+        return None
+    if not all(isinstance(e, Sym) and e.name in names for e in cell.index):
+        return None
+    carried = [names.index(e.name) for e in cell.index if isinstance(e, Sym)]
+    if len(set(carried)) != len(names):
+        return None
+    for dim, physical in enumerate(carried):
+        if str(pointer.digits[physical][1]) != str(spec.extent_exprs[dim]):
+            return None
+    return [carried.index(k) for k in range(len(names))]
+
+
+MICRO = 8
+
+
+def permutation_kernel(
+    layout: NodeLayout,
+    pointer: PointerLayout,
+    direction: str,
+    symbols: Sequence[str],
+    function: str,
+    dims_of_digits: Sequence[int],
+) -> str:
+    """A digit permutation (transpose) as cache tiles of 8x8 blocks staged through registers, so
+    both the strided and the contiguous side move whole cache lines; contiguous inner runs (the
+    last digit is the array's last dimension) copy straight."""
+    cell = pointer.cells[0]
+    spec = layout.arrays[cell.array]
+    source = _source_scalar(spec)
+    stored = scalar_of(str(pointer.element))
+    names = _c_names(pointer, symbols)
+    count = len(pointer.digits)
+    ndim = len(spec.extent_exprs)
+    lines = [f"const int64_t sz_{s} = symbols[{k}];" for k, s in enumerate(symbols)]
+    for d, extent in enumerate(spec.extent_exprs):
+        lines.append(f"const int64_t array_extent{d} = {extent.to_c(names)};")
+    lines.append(f"const int64_t array_stride{ndim - 1} = 1;")
+    for d in reversed(range(ndim - 1)):
+        lines.append(f"const int64_t array_stride{d} = array_stride{d + 1} * array_extent{d + 1};")
+    for k, (_, extent) in enumerate(pointer.digits):
+        lines.append(f"const int64_t extent{k} = {extent.to_c(names)};")
+        lines.append(f"const int64_t stride{k} = array_stride{dims_of_digits[k]};")
+    checks = " || ".join(
+        f"extent{k} != array_extent{dims_of_digits[k]}" for k in range(count)
+    )
+    total = " * ".join(f"extent{k}" for k in range(count))
+    array_type, buffer_type = source.c_storage, stored.c_storage
+    if direction == "in":
+        lines.append(f"const {array_type} *restrict array = (const {array_type} *)arrays[0];")
+        lines.append(f"{buffer_type} *restrict buf = ({buffer_type} *)buffer;")
+        read_array = scalar_convert(source, stored, "array[array_at]")
+        move_run = f"buf[buffer_at + b] = {scalar_convert(source, stored, 'array[array_at + b]')};"
+        stage = f"""\
+                    {buffer_type} tile[{MICRO}][{MICRO}];
+                    for (int i = 0; i < {MICRO}; ++i)
+                        for (int j = 0; j < {MICRO}; ++j) {{
+                            const int64_t array_at = array_base + (a0 + j) * stride{count - 2} + (b0 + i) * stride{count - 1};
+                            tile[i][j] = {read_array};
+                        }}
+                    for (int j = 0; j < {MICRO}; ++j)
+                        for (int i = 0; i < {MICRO}; ++i)
+                            buf[buffer_base + (a0 + j) * extent{count - 1} + b0 + i] = tile[i][j];"""
+        single = f"buf[buffer_base + a * extent{count - 1} + b] = {scalar_convert(source, stored, 'array[array_base + a * stride' + str(count - 2) + ' + b * stride' + str(count - 1) + ']')};"
+    else:
+        lines.append(f"{array_type} *restrict array = ({array_type} *)arrays[0];")
+        lines.append(f"const {buffer_type} *restrict buf = (const {buffer_type} *)buffer;")
+        move_run = f"array[array_at + b] = {scalar_convert(stored, source, 'buf[buffer_at + b]')};"
+        stage = f"""\
+                    {array_type} tile[{MICRO}][{MICRO}];
+                    for (int j = 0; j < {MICRO}; ++j)
+                        for (int i = 0; i < {MICRO}; ++i)
+                            tile[j][i] = {scalar_convert(stored, source, f"buf[buffer_base + (a0 + j) * extent{count - 1} + b0 + i]")};
+                    for (int i = 0; i < {MICRO}; ++i)
+                        for (int j = 0; j < {MICRO}; ++j)
+                            array[array_base + (a0 + j) * stride{count - 2} + (b0 + i) * stride{count - 1}] = tile[j][i];"""
+        single = f"array[array_base + a * stride{count - 2} + b * stride{count - 1}] = {scalar_convert(stored, source, f'buf[buffer_base + a * extent{count - 1} + b]')};"
+    outer_extents = " * ".join(f"extent{k}" for k in range(count - 2)) or "1"
+    decompose = []
+    for k in reversed(range(count - 2)):
+        decompose.append(
+            f"{{ const int64_t digit = rest % extent{k}; rest /= extent{k}; array_base += digit * stride{k}; }}"
+        )
+    decompose_text = "\n        ".join(decompose)
+    prologue = "\n    ".join(lines)
+    a, b = count - 2, count - 1
+    return f"""
+int64_t {function}(void *const *arrays, {"" if direction == "in" else "const "}void *buffer, const int64_t *symbols) {{
+    {prologue}
+    /* every digit spans its whole dimension by construction; confirm it before any access */
+    if ({checks}) return {total};
+    const int64_t tiles_a = (extent{a} + {TILE_OUTER - 1}) / {TILE_OUTER};
+    const int64_t tiles_b = (extent{b} + {TILE_OUTER - 1}) / {TILE_OUTER};
+    const int64_t outer_count = {outer_extents};
+    const int64_t steps = outer_count * tiles_a * tiles_b;
+    #pragma omp parallel for schedule(static)
+    for (int64_t step = 0; step < steps; ++step) {{
+        const int64_t tile_b = step % tiles_b;
+        const int64_t tile_a = (step / tiles_b) % tiles_a;
+        const int64_t outer = step / (tiles_b * tiles_a);
+        int64_t rest = outer, array_base = 0;
+        {decompose_text}
+        const int64_t buffer_base = outer * extent{a} * extent{b};
+        const int64_t a_start = tile_a * {TILE_OUTER}, b_start = tile_b * {TILE_OUTER};
+        const int64_t a_stop = relayout_min(a_start + {TILE_OUTER}, extent{a});
+        const int64_t b_stop = relayout_min(b_start + {TILE_OUTER}, extent{b});
+        if (stride{b} == 1) {{
+            for (int64_t a = a_start; a < a_stop; ++a) {{
+                const int64_t array_at = array_base + a * stride{a} + b_start;
+                const int64_t buffer_at = buffer_base + a * extent{b} + b_start;
+                for (int64_t b = 0; b < b_stop - b_start; ++b) {move_run}
+            }}
+            continue;
+        }}
+        for (int64_t a0 = a_start; a0 < a_stop; a0 += {MICRO}) {{
+            for (int64_t b0 = b_start; b0 < b_stop; b0 += {MICRO}) {{
+                if (a0 + {MICRO} <= a_stop && b0 + {MICRO} <= b_stop && stride{a} == 1) {{
+{stage.replace(f"(a0 + j) * stride{count - 2}", "(a0 + j)")}
+                }} else if (a0 + {MICRO} <= a_stop && b0 + {MICRO} <= b_stop) {{
+{stage}
+                }} else {{
+                    for (int64_t a = a0; a < relayout_min(a0 + {MICRO}, a_stop); ++a)
+                        for (int64_t b = b0; b < relayout_min(b0 + {MICRO}, b_stop); ++b)
+                            {single}
+                }}
+            }}
+        }}
+    }}
+    return 0;
+}}
+"""

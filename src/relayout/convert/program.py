@@ -1,0 +1,347 @@
+"""Compiled conversion programs: a checked request's kernels built once, run per call with the sizes.
+
+`compile_program(requests, arrays, target=...)` lowers the request to its NodeLayout, generates the
+kernels (codegen.py), builds or finds them in the cache (build.py) and returns a program whose
+`convert_in` fills the kernel-side buffers from the problem arrays and whose `convert_out` writes
+the outputs back, with `timings` holding the nanoseconds of the last conversion each way.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from relayout.arrays import ArraySpec
+from relayout.convert.build import Toolchain, load_library
+from relayout.convert.casts import aligned_empty, aligned_zeros, cast_in, cast_pairs, widen_out
+from relayout.convert.codegen import (
+    KernelSpec,
+    buffer_dtype,
+    evaluate_extents,
+    identity_cell,
+    program_source,
+)
+from relayout.expr import Sym
+from relayout.layout import NodeLayout, PointerLayout, StructType, lower_single_node
+from relayout.models import Requests
+
+SANITIZE_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-g")
+
+
+class ConversionError(RuntimeError):
+    """A conversion that met out-of-bounds indices (skipped, never read or written)."""
+
+
+@dataclass
+class ConversionTimings:
+    """Nanoseconds of the last convert_in and convert_out (0 before the first)."""
+
+    convert_in_ns: int = 0
+    convert_out_ns: int = 0
+
+
+def infer_sizes(
+    layout: NodeLayout, arrays: Mapping[str, npt.NDArray[Any]], sizes: Mapping[str, int] | None
+) -> dict[str, int]:
+    """`sizes`, completed from the shapes of `arrays` where an extent is a bare size symbol."""
+    known = {name: int(value) for name, value in (sizes or {}).items()}
+    for name, array in arrays.items():
+        spec = layout.arrays.get(name)
+        if spec is None:
+            continue
+        for extent, actual in zip(spec.extent_exprs, np.shape(array), strict=False):
+            if isinstance(extent, Sym) and extent.name not in known:
+                known[extent.name] = int(actual)
+    return known
+
+
+def _check_array(
+    name: str, spec: ArraySpec, array: npt.NDArray[Any], sizes: Mapping[str, int], role: str
+) -> None:
+    expected_shape = evaluate_extents(spec.extent_exprs, sizes)
+    expected_dtype = spec.element.numpy_dtype
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"{role}[{name!r}]: expected a numpy array, got {type(array).__name__}")
+    if tuple(array.shape) != expected_shape or array.dtype != expected_dtype:
+        raise ValueError(
+            f"{role}[{name!r}]: expected {expected_dtype}{list(expected_shape)} ({spec}), "
+            f"got {array.dtype}{list(array.shape)}"
+        )
+    if not array.flags.c_contiguous:
+        raise ValueError(f"{role}[{name!r}]: expected a C-contiguous array")
+
+
+class ConversionProgram:
+    """The conversion kernels of one request over one set of array specs, on one target."""
+
+    def __init__(
+        self,
+        requests: Requests,
+        layout: NodeLayout,
+        target: str,
+        toolchain: Toolchain | None,
+    ) -> None:
+        self.requests = requests
+        self.layout = layout
+        self.target = target
+        self.toolchain = toolchain
+        self.timings = ConversionTimings()
+        self.pointers = [p for p in layout.pointers if p.sparse is None]
+        self.source, self.kernels, self.symbols = program_source(layout, target)
+        self.kernel_of: dict[tuple[str, str], KernelSpec] = {
+            (k.pointer, k.direction): k for k in self.kernels
+        }
+
+    # -- shared helpers
+
+    def buffer_shape(self, pointer: PointerLayout, sizes: Mapping[str, int]) -> tuple[int, ...]:
+        return evaluate_extents(pointer.extents, sizes)
+
+    def _symbol_values(self, sizes: Mapping[str, int]) -> npt.NDArray[np.int64]:
+        missing = [s for s in self.symbols if s not in sizes]
+        if missing:
+            raise ValueError(
+                f"sizes: missing {missing}; the layout's extents need {list(self.symbols)}"
+            )
+        return np.array([int(sizes[s]) for s in self.symbols] or [0], dtype=np.int64)
+
+    def _inputs_for(
+        self, inputs: Mapping[str, npt.NDArray[Any]], sizes: Mapping[str, int]
+    ) -> dict[str, npt.NDArray[Any]]:
+        ready: dict[str, npt.NDArray[Any]] = {}
+        needed = {s for p in self.pointers for s in p.sources}
+        for name in sorted(needed):
+            spec = self.layout.arrays[name]
+            if name in inputs:
+                _check_array(name, spec, inputs[name], sizes, "inputs")
+                ready[name] = inputs[name]
+            elif spec.intent == "out":
+                # An output-only array has no values yet: its buffer starts from zeros.
+                shape = evaluate_extents(spec.extent_exprs, sizes)
+                ready[name] = np.zeros(shape, dtype=spec.element.numpy_dtype)
+            else:
+                raise ValueError(
+                    f"inputs: missing array {name!r} ({spec}); convert_in needs every array it "
+                    f"reads: {sorted(needed)}"
+                )
+        return ready
+
+    def _plain(self, pointer: PointerLayout) -> bool:
+        """The pointer is one whole array, row-major: cast or copy it without a generated kernel."""
+        if self.target != "host" or len(pointer.sources) != 1:
+            return False
+        spec = self.layout.arrays[pointer.sources[0]]
+        if not identity_cell(pointer, spec):
+            return False
+        return pointer.element == spec.dtype or (spec.dtype, pointer.element) in cast_pairs()
+
+    # -- the two directions
+
+    def convert_in(
+        self,
+        inputs: Mapping[str, npt.NDArray[Any]],
+        sizes: Mapping[str, int] | None = None,
+        *,
+        buffers: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Kernel-side buffers (packed physical shape, requested dtype, 64-byte aligned) per pointer.
+
+        `buffers` from an earlier call are refilled in place when their shape and dtype still fit,
+        which spares a repeated conversion the page faults of fresh memory.
+        """
+        sizes = infer_sizes(self.layout, inputs, sizes)
+        arrays = self._inputs_for(inputs, sizes)
+        start = time.perf_counter_ns()
+        buffers = self._run_in(arrays, sizes, dict(buffers or {}))
+        self.timings.convert_in_ns = time.perf_counter_ns() - start
+        return buffers
+
+    def convert_out(
+        self,
+        buffers: Mapping[str, Any],
+        outputs: Mapping[str, npt.NDArray[Any]],
+        sizes: Mapping[str, int] | None = None,
+    ) -> None:
+        """Write each output array (intent out/inout) back from the buffers, in place."""
+        sizes = infer_sizes(self.layout, outputs, sizes)
+        for name, array in outputs.items():
+            spec = self.layout.arrays.get(name)
+            if spec is None:
+                raise ValueError(f"outputs: {name!r} is not one of the arrays {list(self.layout.arrays)}")
+            if spec.intent == "in":
+                raise ValueError(f"outputs: {name!r} has intent in; only out/inout arrays are written")
+            _check_array(name, spec, array, sizes, "outputs")
+        start = time.perf_counter_ns()
+        self._run_out(buffers, outputs, sizes)
+        self.timings.convert_out_ns = time.perf_counter_ns() - start
+
+    def _run_in(
+        self,
+        arrays: Mapping[str, npt.NDArray[Any]],
+        sizes: Mapping[str, int],
+        reuse: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _reusable(
+        self, reuse: Mapping[str, Any], pointer: PointerLayout, shape: tuple[int, ...], dtype: Any
+    ) -> Any:
+        """The caller's old buffer for `pointer` when it still fits, else None."""
+        old = reuse.get(pointer.name)
+        if old is None or tuple(old.shape) != shape or old.dtype != dtype:
+            return None
+        return old
+
+    def _run_out(
+        self,
+        buffers: Mapping[str, Any],
+        outputs: Mapping[str, npt.NDArray[Any]],
+        sizes: Mapping[str, int],
+    ) -> None:
+        raise NotImplementedError
+
+
+class HostProgram(ConversionProgram):
+    """Kernels compiled with the host C compiler and OpenMP, loaded with ctypes."""
+
+    def __init__(
+        self, requests: Requests, layout: NodeLayout, toolchain: Toolchain | None
+    ) -> None:
+        super().__init__(requests, layout, "host", toolchain)
+        self.library = load_library(self.source, toolchain)
+        for kernel in self.kernels:
+            function = getattr(self.library, kernel.name)
+            function.restype = ctypes.c_int64
+            function.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+
+    def _call(
+        self,
+        kernel: KernelSpec,
+        arrays: list[npt.NDArray[Any]],
+        buffer: npt.NDArray[Any],
+        symbols: npt.NDArray[np.int64],
+    ) -> None:
+        pointers = (ctypes.c_void_p * max(len(arrays), 1))(*[a.ctypes.data for a in arrays])
+        errors = getattr(self.library, kernel.name)(
+            ctypes.cast(pointers, ctypes.c_void_p),
+            ctypes.c_void_p(buffer.ctypes.data),
+            ctypes.c_void_p(symbols.ctypes.data),
+        )
+        if errors:
+            raise ConversionError(
+                f"pointer {kernel.pointer!r} (convert_{kernel.direction}): {errors} cells had a "
+                "logical index outside their array (skipped); the layout's index maps do not fit "
+                "these sizes (a shuffle's f_inv that is not a bijection at them?)"
+            )
+
+    def _run_in(
+        self,
+        arrays: Mapping[str, npt.NDArray[Any]],
+        sizes: Mapping[str, int],
+        reuse: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        symbols = self._symbol_values(sizes)
+        buffers: dict[str, Any] = {}
+        for pointer in self.pointers:
+            shape = self.buffer_shape(pointer, sizes)
+            dtype = buffer_dtype(pointer.element)
+            old = self._reusable(reuse, pointer, shape, dtype)
+            if old is not None and not (old.flags.c_contiguous and old.flags.writeable):
+                old = None
+            if self._plain(pointer):
+                source = arrays[pointer.sources[0]]
+                buffer = old if old is not None else aligned_empty(shape, dtype)
+                if pointer.element == self.layout.arrays[pointer.sources[0]].dtype:
+                    np.copyto(buffer, source)
+                else:
+                    cast_in(
+                        source.reshape(-1),
+                        str(pointer.element),
+                        out=buffer.reshape(-1),
+                        toolchain=self.toolchain,
+                    )
+                buffers[pointer.name] = buffer
+                continue
+            # A struct's padding bytes are never written by the kernel: start them at zero.
+            zeroed = 0 in shape or isinstance(pointer.element, StructType)
+            if old is not None:
+                buffer = old
+            else:
+                buffer = aligned_zeros(shape, dtype) if zeroed else aligned_empty(shape, dtype)
+            kernel = self.kernel_of[(pointer.name, "in")]
+            self._call(kernel, [arrays[s] for s in kernel.sources], buffer, symbols)
+            buffers[pointer.name] = buffer
+        return buffers
+
+    def _run_out(
+        self,
+        buffers: Mapping[str, Any],
+        outputs: Mapping[str, npt.NDArray[Any]],
+        sizes: Mapping[str, int],
+    ) -> None:
+        symbols = self._symbol_values(sizes)
+        for pointer in self.pointers:
+            kernel = self.kernel_of.get((pointer.name, "out"))
+            if kernel is None or not any(s in outputs for s in kernel.sources):
+                continue
+            buffer = buffers[pointer.name]
+            expected = (self.buffer_shape(pointer, sizes), buffer_dtype(pointer.element))
+            if (tuple(buffer.shape), buffer.dtype) != expected or not buffer.flags.c_contiguous:
+                raise ValueError(
+                    f"buffers[{pointer.name!r}]: expected a C-contiguous {expected[1]}"
+                    f"{list(expected[0])}, got {buffer.dtype}{list(buffer.shape)}"
+                )
+            if self._plain(pointer) and pointer.sources[0] in outputs:
+                target = outputs[pointer.sources[0]]
+                if pointer.element == self.layout.arrays[pointer.sources[0]].dtype:
+                    np.copyto(target, buffer.reshape(target.shape))
+                else:
+                    widen_out(buffer.reshape(-1), target.reshape(-1), toolchain=self.toolchain)
+                continue
+            scratch = [
+                outputs[s]
+                if s in outputs
+                else np.empty(
+                    evaluate_extents(self.layout.arrays[s].extent_exprs, sizes),
+                    dtype=self.layout.arrays[s].element.numpy_dtype,
+                )
+                for s in kernel.sources
+            ]
+            self._call(kernel, scratch, buffer, symbols)
+
+
+def compile_program(
+    requests: Requests | Any,
+    arrays: Mapping[str, Any],
+    *,
+    target: str = "host",
+    cc: str | None = None,
+    cflags: str | list[str] | None = None,
+    native: bool | None = None,
+    sanitize: bool = False,
+    sizes: Mapping[str, int] | None = None,
+) -> ConversionProgram:
+    """The conversion program of `requests` over `arrays` (ArraySpec texts or objects).
+
+    target "host" builds C with OpenMP (compiler and flags: cc / cflags / native, else RELAYOUT_CC /
+    RELAYOUT_CFLAGS, else gcc -O3 -fopenmp -march=native); "device" builds CUDA through
+    cupy.RawModule. `sanitize` adds AddressSanitizer and UndefinedBehaviorSanitizer (host only; the
+    process must preload the sanitizer runtime). `sizes` binds size symbols for the request's checks.
+    """
+    requests = Requests.validate(requests)
+    layout = lower_single_node(requests, arrays, sizes)
+    if target == "host":
+        extra = SANITIZE_FLAGS if sanitize else ()
+        toolchain = Toolchain.from_environment(cc, cflags, native, extra)
+        return HostProgram(requests, layout, toolchain)
+    if target == "device":
+        from relayout.convert.device import DeviceProgram
+
+        return DeviceProgram(requests, layout)
+    raise ValueError(f"target {target!r}: expected 'host' or 'device'")

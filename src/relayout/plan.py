@@ -1,0 +1,266 @@
+"""Distribution plans: the processor grid at a rank count (grid_at), the lowering of a distributed
+program to a DistributionPlan (block, cyclic, block_cyclic per axis), and the short form back."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
+
+from relayout import expr as E
+from relayout.arrays import parse_arrays
+from relayout.errors import RequestError
+from relayout.layout import run_program
+from relayout.models import Requests
+
+__all__ = [
+    "ArrayPlan",
+    "Axis",
+    "DistributionPlan",
+    "grid_at",
+    "plan_requests",
+    "requests_from_plan",
+]
+
+
+class Axis(BaseModel):
+    """How one dimension of an array is cut over a grid dimension (grid_dim None: kept whole)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    grid_dim: int | None = Field(ge=0)
+    scheme: Literal["block", "cyclic", "block_cyclic"] = "block"
+    block_size: int = Field(default=1, ge=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Axis:
+        if self.block_size != 1 and self.scheme != "block_cyclic":
+            raise ValueError("block_size applies only to scheme block_cyclic")
+        if self.grid_dim is None and (self.scheme != "block" or self.block_size != 1):
+            raise ValueError("an axis kept whole (grid_dim null) takes no scheme or block_size")
+        return self
+
+    @model_serializer(mode="plain")
+    def _without_defaults(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"grid_dim": self.grid_dim}
+        if self.scheme != "block":
+            data["scheme"] = self.scheme
+        if self.block_size != 1:
+            data["block_size"] = self.block_size
+        return data
+
+
+class ArrayPlan(BaseModel):
+    """One array's distribution: its axes, or replicated; location only when a place names it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    axes: list[Axis] = Field(default_factory=list)
+    replicated: bool = False
+    location: Literal["host", "device"] | None = None
+
+    @model_serializer(mode="plain")
+    def _without_defaults(self) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        if self.axes:
+            data["axes"] = [axis._without_defaults() for axis in self.axes]
+        if self.replicated:
+            data["replicated"] = True
+        if self.location is not None:
+            data["location"] = self.location
+        return data
+
+
+class DistributionPlan(BaseModel):
+    """The plan a scatter reads: grid extents and, per array, its axes or replication.
+
+    Its JSON leaves every default out (scheme block, block_size 1, no location, no axes for a
+    replicated array) but always names an axis's grid_dim, null for a dimension kept whole.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    grid: list[int]
+    arrays: dict[str, ArrayPlan]
+
+    @model_serializer(mode="plain")
+    def _without_defaults(self) -> dict[str, Any]:
+        return {
+            "grid": list(self.grid),
+            "arrays": {name: plan._without_defaults() for name, plan in self.arrays.items()},
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"))
+
+    @classmethod
+    def parse(cls, obj: Any) -> DistributionPlan:
+        """A plan from a DistributionPlan, a dict or JSON text; ValueError saying what is wrong."""
+        if isinstance(obj, DistributionPlan):
+            return obj
+        if isinstance(obj, str | bytes):
+            obj = json.loads(obj)
+        try:
+            return cls.model_validate(obj)
+        except ValidationError as error:
+            first = error.errors(include_url=False)[0]
+            where = ".".join(str(part) for part in first.get("loc", ()))
+            raise ValueError(f"plan {where}: {first.get('msg')}") from None
+
+
+def axis_owners(scheme: str, block_size: int, extent: int, ranks: int) -> np.ndarray:
+    """The rank (along one grid dimension) that owns each index 0 .. extent-1 of a dimension.
+
+    block: balanced bands, the first extent mod ranks one longer; block_cyclic(b): index i on rank
+    (i // b) mod ranks; cyclic: block_cyclic(1).
+    """
+    index = np.arange(extent, dtype=np.int64)
+    if scheme == "block":
+        quotient, remainder = divmod(extent, ranks)
+        long_span = remainder * (quotient + 1)
+        short_band = remainder + (index - long_span) // max(quotient, 1)
+        return np.where(index < long_span, index // (quotient + 1), short_band)
+    size = 1 if scheme == "cyclic" else block_size
+    return (index // size) % ranks
+
+
+def grid_at(requests: Requests, P: int) -> tuple[int, ...]:
+    """startup.grid evaluated at P ranks: positive integer extents whose product is P."""
+    if not requests.startup.grid:
+        raise RequestError(
+            "the request has no startup.grid (a single-node run)", entry="startup.grid"
+        )
+    if P < 1:
+        raise RequestError(f"the rank count must be at least 1, got {P}", entry="startup.grid")
+    extents = []
+    for k, text in enumerate(requests.startup.grid):
+        entry = f"startup.grid[{k}]"
+        try:
+            parsed = E.parse(text, bitwise=False)
+            unknown = sorted(parsed.symbols() - {"P"})
+            if unknown:
+                raise RequestError(
+                    f"{text!r} names {unknown}; a grid extent is an expression over P only",
+                    entry=entry,
+                )
+            value = parsed.evaluate({"P": P})
+        except E.ExprError as error:
+            raise RequestError(f"{text!r} at P = {P}: {error}", entry=entry) from None
+        if value < 1:
+            raise RequestError(
+                f"{text!r} is {value} at P = {P}; an extent must be at least 1", entry=entry
+            )
+        extents.append(int(value))
+    product = 1
+    for extent in extents:
+        product *= extent
+    if product != P:
+        raise RequestError(
+            f"extents {extents} multiply to {product}, not P = {P}", entry="startup.grid"
+        )
+    return tuple(extents)
+
+
+def plan_requests(
+    requests: Requests,
+    arrays: Mapping[str, Any],
+    sizes: Mapping[str, int] | None,
+    ranks: int | None,
+) -> DistributionPlan:
+    """Run a distributed program at `ranks` and lower it to the DistributionPlan; RequestError
+    naming the entry when an operation does not lower."""
+    if not requests.startup.grid:
+        raise RequestError(
+            "a request without startup.grid has no distribution plan", entry="startup.grid"
+        )
+    if ranks is None:
+        raise RequestError("a plan needs the rank count P", entry="startup.grid")
+    grid = grid_at(requests, ranks)
+    try:
+        specs = parse_arrays(arrays)
+    except ValueError as error:
+        raise RequestError(str(error), entry="arrays") from None
+    state = run_program(requests, specs, sizes, grid, ranks)
+    env = dict(state.env)
+    equal_edges = len(set(grid)) <= 1
+    plans: dict[str, ArrayPlan] = {}
+    for pointer in state.pointers:
+        if pointer.replicated:
+            plans[pointer.name] = ArrayPlan(replicated=True, location=pointer.location)
+            continue
+        records = dict(pointer.axes)
+        axes = []
+        for dim in range(len(pointer.dim_extents)):
+            record = records.get(dim)
+            if record is None:
+                axes.append(Axis(grid_dim=None))
+                continue
+            resolved = record.block_size.substitute(dict(pointer.bindings))
+            try:
+                block_size = int(resolved.evaluate(env))
+            except E.ExprError as error:
+                raise RequestError(
+                    f"block size {resolved}: {error} (bind the sizes)", entry=record.entry
+                ) from None
+            if block_size < 1:
+                raise RequestError(
+                    f"block size {resolved} is {block_size}; it must be at least 1",
+                    entry=record.entry,
+                )
+            if record.parts is not None:
+                parts = record.parts.substitute(dict(pointer.bindings))
+                try:
+                    parts_value = int(parts.evaluate(env))
+                except E.ExprError as error:
+                    raise RequestError(f"parts {parts}: {error}", entry=record.entry) from None
+                if parts_value != grid[record.grid_dim]:
+                    raise RequestError(
+                        f"the band digit comes from a split into {parts_value} parts, but grid dimension "
+                        f"{record.grid_dim} has {grid[record.grid_dim]} ranks; split into "
+                        f"P{record.grid_dim} parts for scheme block",
+                        entry=record.entry,
+                    )
+            if record.scheme in ("cyclic", "block_cyclic") and not equal_edges:
+                raise RequestError(
+                    f"a {record.scheme} layout needs an equal-edge grid; the grid at P = {ranks} is {list(grid)}",
+                    entry=record.entry,
+                )
+            axes.append(Axis(grid_dim=record.grid_dim, scheme=record.scheme, block_size=block_size))
+        plans[pointer.name] = ArrayPlan(axes=axes, location=pointer.location)
+    return DistributionPlan(grid=list(grid), arrays=plans)
+
+
+def requests_from_plan(plan: Any) -> Requests:
+    """The short form of a plan: startup.grid with its extents, then per array distribute (one per
+    distributed axis) or replicate, and place where the plan names a location."""
+    parsed = DistributionPlan.parse(plan)
+    operations: list[dict[str, Any]] = []
+    for name, array_plan in parsed.arrays.items():
+        if array_plan.replicated:
+            operations.append({"action": "replicate", "array": name})
+        for dim, axis in enumerate(array_plan.axes):
+            if axis.grid_dim is None:
+                continue
+            operation: dict[str, Any] = {
+                "action": "distribute",
+                "array": name,
+                "grid_dim": axis.grid_dim,
+                "dim": dim,
+                "scheme": axis.scheme,
+            }
+            if axis.scheme == "block_cyclic":
+                operation["block_size"] = axis.block_size
+            operations.append(operation)
+        if array_plan.location is not None:
+            operations.append({"action": "place", "array": name, "on": array_plan.location})
+    return Requests.validate({"startup": {"grid": list(parsed.grid)}, "operations": operations})

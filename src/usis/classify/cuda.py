@@ -1,0 +1,722 @@
+"""Classify the CUDA runtime's functions into complete USIS entries, and the entry-building helpers
+the three NVIDIA classifiers share (parameters, sections, provenance notes, curated data).
+
+Blocking behaviour follows the runtime's documented synchronization rules: the `\\note_sync` /
+`\\note_async` markers of each function's doc comment, and the curated rules of
+curated/cuda/synchronization.yaml; `launch` is cpu+gpu exactly for the functions the header marks
+`__cudart_builtin__` (also offered by the device runtime).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+MODEL = "cuda"
+HEADER = "cuda_runtime_api.h"
+
+
+class ClassifyError(ValueError):
+    """Extracted data or curated facts that the classifier cannot turn into an entry."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared helpers
+
+
+@dataclass
+class Notes:
+    """Provenance records of one entry, keyed by JSON pointer."""
+
+    module: str
+    records: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def source(self, pointer: str, origin: str) -> None:
+        self.records[pointer] = {"stage": "extract", "method": "source", "from": origin}
+
+    def rule(self, pointer: str, rule_id: str) -> None:
+        self.records[pointer] = {
+            "stage": "classify",
+            "method": "rule",
+            "from": f"classify/{self.module}.py rule {rule_id}",
+        }
+
+    def curated(self, pointer: str, origin: str) -> None:
+        self.records[pointer] = {"stage": "classify", "method": "curated", "from": origin}
+
+
+@cache
+def curated_document(model: str, name: str) -> Any:
+    """A curated YAML file of src/usis/curated/<model>/, parsed."""
+    text = resources.files("usis").joinpath("curated", model, name).read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+def curated_origin(model: str, name: str, item: str) -> str:
+    return f"curated/{model}/{name}: {item}"
+
+
+def is_pointer(c_type: str) -> bool:
+    return c_type.endswith("*")
+
+
+def binding_type(c_type: str | None) -> dict[str, str | None]:
+    return {"c": c_type, "fortran90": None, "fortran08": None, "lis": None, "cpp": None}
+
+
+def c_bindings(signature: str | None) -> dict[str, Any]:
+    return {
+        "c": {"expressible": True, "header": "", "signature": signature},
+        "fortran90": None,
+        "fortran08": None,
+        "lis": None,
+        "cpp": None,
+    }
+
+
+def default_direction(c_type: str) -> str:
+    """In for values and pointers to const; out for pointers to non-const (C's own contract)."""
+    if not is_pointer(c_type):
+        return "in"
+    return "in" if c_type.startswith("const ") and c_type.count("*") == 1 else "out"
+
+
+@dataclass
+class ParameterFacts:
+    """What a classifier decided about one parameter, beyond what its declaration says."""
+
+    kind: str | None
+    direction: str
+    desc: str | None
+    memory_space: str | None = None
+    length: int | str | None = None
+    asynchronous: bool = False
+    root_only: bool = False
+    not_null: bool | None = None
+    value_range: str | None = None
+    paired_with: str | None = None
+
+
+def build_parameter(declared: Mapping[str, Any], facts: ParameterFacts) -> dict[str, Any]:
+    """A complete parameter object from the declaration and the classifier's facts."""
+    c_type = declared["type"]
+    length = facts.length
+    if declared.get("array") and length is None:
+        length = "*"
+    return {
+        "name": declared["name"],
+        "kind": facts.kind,
+        "direction": facts.direction,
+        "desc": facts.desc,
+        "binding_type": binding_type(c_type + ("*" if declared.get("array") else "")),
+        "asynchronous": facts.asynchronous,
+        "constant": c_type.startswith("const ") or " const" in c_type,
+        "pointer": True if is_pointer(c_type) or declared.get("array") else None,
+        "array_type": None if length is None else ("fixed" if isinstance(length, int) else "variable"),
+        "func_type": None,
+        "length": length,
+        "parameter_bindings": ["c"],
+        "root_only": facts.root_only,
+        "constraints": {
+            "not_null": facts.not_null,
+            "value_range": facts.value_range,
+            "paired_with": facts.paired_with,
+        },
+        "memory_space": facts.memory_space,
+    }
+
+
+def note_parameter(notes: Notes, index: int, where: str, rule_id: str) -> None:
+    base = f"/parameters/{index}"
+    for name in ("name", "binding_type/c", "constant", "pointer"):
+        notes.source(f"{base}/{name}", where)
+    for name in ("kind", "direction", "desc", "memory_space", "length", "asynchronous"):
+        notes.rule(f"{base}/{name}", rule_id)
+
+
+def execution(
+    *,
+    blocking: bool,
+    launch: str,
+    runs_on: str,
+    gpu_scope: str | None = None,
+    collective: bool = False,
+    locality: str | None = "local",
+    completion: str | None = None,
+    procedure_class: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "blocking": blocking,
+        "execute_once": False,
+        "collective": collective,
+        "thread_safety": None,
+        "launch": launch,
+        "runs_on": runs_on,
+        "gpu_scope": gpu_scope,
+        "stages": None,
+        "locality": locality,
+        "completion": completion,
+        "procedure_class": procedure_class,
+    }
+
+
+def empty_semantics() -> dict[str, Any]:
+    return {
+        "collective": None,
+        "point_to_point": None,
+        "one_sided": None,
+        "atomic": None,
+        "memory": None,
+        "formal": None,
+    }
+
+
+def memory(
+    local: str,
+    remote: str | None,
+    reuse: str,
+    *,
+    fence: str = "none",
+    symmetric_heap: bool = False,
+    model: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "local_completion": local,
+        "remote_completion": remote,
+        "buffer_reuse": reuse,
+        "fence_semantics": fence,
+        "symmetric_heap": symmetric_heap,
+        "memory_model": model,
+    }
+
+
+def null_variants() -> dict[str, None]:
+    return {
+        "nonblocking": None,
+        "blocking": None,
+        "persistent": None,
+        "neighborhood": None,
+        "host": None,
+        "gpu": None,
+    }
+
+
+def context_dependency(
+    field_path: str, default: str | bool | None, depends_on: Iterable[str], note: str
+) -> dict[str, Any]:
+    return {
+        "field": field_path,
+        "default_value": default,
+        "depends_on": list(depends_on),
+        "note": note,
+    }
+
+
+def assemble_entry(
+    *,
+    model: str,
+    name: str,
+    api_group: str | None,
+    desc: str | None,
+    header: str,
+    signature: str,
+    execution_section: dict[str, Any],
+    semantics: dict[str, Any],
+    parameters: list[dict[str, Any]],
+    return_section: dict[str, Any],
+    profiling_name: str | None = None,
+    buffer_aliasing: str | None = None,
+    context_dependencies: list[dict[str, Any]] | None = None,
+    since: str | None = None,
+    deprecated_in: str | None = None,
+    standard_refs: list[str] | None = None,
+    type_family: list[str] | None = None,
+    superseded_by: str | None = None,
+    variants: dict[str, str | None] | None = None,
+    invariants: list[str] | None = None,
+) -> dict[str, Any]:
+    """An entry with every section of the schema present, in the schema's order."""
+    bindings = c_bindings(signature)
+    bindings["c"]["header"] = header
+    return {
+        "identity": {
+            "model": model,
+            "name": name,
+            "api_group": api_group,
+            "since": since,
+            "deprecated_in": deprecated_in,
+            "standard_refs": standard_refs or [],
+            "desc": desc,
+            "type_family": type_family,
+        },
+        "bindings": bindings,
+        "execution": execution_section,
+        "semantics": semantics,
+        "parameters": parameters,
+        "return": return_section,
+        "tool_integration": {
+            "profiling_name": profiling_name,
+            "invariants": invariants or [],
+            "buffer_aliasing": buffer_aliasing,
+            "context_dependencies": context_dependencies or [],
+        },
+        "relationships": {
+            "variants": variants or null_variants(),
+            "superseded_by": superseded_by,
+            "supersedes": [],
+        },
+    }
+
+
+def return_of(
+    c_type: str,
+    *,
+    kind: str,
+    value_kind: str | None = None,
+    errors: Iterable[str] = (),
+    successes: Iterable[str] = (),
+) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "value_kind": value_kind if kind == "value" else None,
+        "binding_type": binding_type(None if c_type == "void" else c_type),
+        "possible_errors": list(errors),
+        "possible_successes": list(successes),
+    }
+
+
+def words_of(name: str) -> list[str]:
+    """CamelCase and snake_case words of an API name, lower-cased."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name.replace("_", " "))
+    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", spaced)
+    words = [word.lower() for word in spaced.split()]
+    # `P2P` splits as `p2 p`; it is one word.
+    joined: list[str] = []
+    for word in words:
+        if joined and joined[-1] == "p2" and word == "p":
+            joined[-1] = "p2p"
+        else:
+            joined.append(word)
+    return joined
+
+
+def render_signature(record: Mapping[str, Any], name: str | None = None) -> str:
+    """`ret name(type param, ...)` in one canonical spacing (as the extract renders it)."""
+    from usis.extract.cuda import render_signature as render
+
+    return render({**record, "name": name or record["name"]})
+
+
+# ---------------------------------------------------------------------------------------------
+# CUDA runtime rules
+
+# First verb of the name (after the object words) -> description template.
+VERB_PHRASES = {
+    "get": "Reports {rest} of {object}",
+    "set": "Sets {rest} of {object}",
+    "create": "Creates {object}{rest_with}",
+    "destroy": "Destroys {object}",
+    "query": "Reports without blocking whether {object} work has completed",
+    "synchronize": "Blocks the host until {object} work has completed",
+    "launch": "Launches {object}{rest_with}",
+    "add": "Adds {rest} to {object}",
+    "remove": "Removes {rest} from {object}",
+    "register": "Registers {object}{rest_with}",
+    "unregister": "Unregisters {object}{rest_with}",
+    "enable": "Enables {rest} for {object}",
+    "disable": "Disables {rest} for {object}",
+    "instantiate": "Instantiates {object} as an executable graph{rest_with}",
+    "clone": "Clones {object}",
+    "debug": "Writes a debug description of {object}{rest_with}",
+    "retain": "Retains a reference to {object}",
+    "release": "Releases {object}",
+    "map": "Maps {object}{rest_with}",
+    "unmap": "Unmaps {object}{rest_with}",
+    "record": "Records {object} on a stream{rest_with}",
+    "wait": "Makes {object} wait{rest_with}",
+    "reset": "Resets {object}",
+    "attach": "Attaches {rest} to {object}",
+    "begin": "Begins {rest} on {object}",
+    "end": "Ends {rest} on {object}",
+    "copy": "Copies {rest} of {object}",
+    "update": "Updates {object}{rest_with}",
+    "upload": "Uploads {object} to its device",
+    "export": "Exports {object}{rest_with}",
+    "import": "Imports {object}{rest_with}",
+    "elapsed": "Reports the elapsed time between {object}",
+    "is": "Reports whether {object}{rest_with}",
+    "can": "Reports whether {object} can {rest}",
+    "choose": "Chooses {object}{rest_with}",
+    "find": "Finds {object}{rest_with}",
+    "prefetch": "Prefetches {object}{rest_with}",
+    "advise": "Gives a usage hint for {object}{rest_with}",
+    "trim": "Releases unused memory of {object}",
+    "free": "Frees {object}{rest_with}",
+    "alloc": "Allocates {object}{rest_with}",
+    "exit": "Cleans up {object}",
+    "flush": "Flushes {object}{rest_with}",
+    "peek": "Reports {rest} of {object} without resetting it",
+    "memcpy": "Copies memory{rest_with}",
+    "memset": "Fills memory with a byte value{rest_with}",
+    "malloc": "Allocates memory{rest_with}",
+    "join": "Joins {object}{rest_with}",
+    "insert": "Inserts {rest} into {object}",
+}
+VERB_ALIASES = {"getattribute": "get"}
+
+
+def cuda_description(name: str) -> str:
+    """A one-sentence description from the function's name: verb, object and complement."""
+    words = words_of(name.removeprefix("cuda"))
+    for index, word in enumerate(words):
+        # memcpy/memset/malloc are verbs only at the start (cudaMemcpyAsync); elsewhere they
+        # name an object (cudaGraphMemcpyNodeSetParams).
+        if word in ("memcpy", "memset", "malloc") and index > 0:
+            continue
+        if word in VERB_PHRASES:
+            verb = word
+            object_words = words[:index]
+            rest_words = words[index + 1 :]
+            break
+    else:
+        return f"Runtime call {name}; its name reads: {' '.join(words)}."
+    if verb in ("memcpy", "memset", "malloc") and index == 0:
+        object_words, rest_words = [], words[1:]
+    the_object = ("the " + " ".join(object_words)) if object_words else "the current device"
+    rest = " ".join(rest_words) if rest_words else "the settings"
+    rest_with = (" (" + " ".join(rest_words) + ")") if rest_words else ""
+    sentence = VERB_PHRASES[verb].format(object=the_object, rest=rest, rest_with=rest_with)
+    return sentence[0].upper() + sentence[1:] + "."
+
+
+@dataclass(frozen=True)
+class SyncRule:
+    """A curated synchronization rule: which functions it covers and what it fixes."""
+
+    rule_id: str
+    pattern: re.Pattern[str]
+    facts: Mapping[str, Any]
+    source: str
+
+
+@cache
+def sync_rules() -> tuple[SyncRule, ...]:
+    document = curated_document(MODEL, "synchronization.yaml")
+    rules = []
+    for item in document["rules"]:
+        rules.append(
+            SyncRule(item["id"], re.compile(item["match"]), item["facts"], item["source"])
+        )
+    return tuple(rules)
+
+
+@cache
+def curated_groups() -> tuple[tuple[re.Pattern[str], str | None, str], ...]:
+    document = curated_document(MODEL, "groups.yaml")
+    return tuple(
+        (re.compile(item["match"]), item["api_group"], item["id"]) for item in document["groups"]
+    )
+
+
+def cuda_api_group(name: str) -> tuple[str | None, str]:
+    for pattern, group, rule_id in curated_groups():
+        if pattern.search(name):
+            return group, rule_id
+    raise ClassifyError(
+        f"cuda:{name}: no api_group rule in curated/cuda/groups.yaml matches; add one "
+        "(the last rule should catch everything)"
+    )
+
+
+STREAM_TYPES = ("cudaStream_t",)
+DEVICE_PARAMETER_NAMES = {"device", "peerDevice", "srcDevice", "dstDevice", "dev"}
+BUFFER_PARAMETER_NAMES = {
+    "devPtr",
+    "ptr",
+    "dst",
+    "src",
+    "pHost",
+    "pDevice",
+    "dptr",
+    "data",
+    "symbol",
+}
+
+
+def cuda_parameter(
+    record: Mapping[str, Any], declared: Mapping[str, Any], stream_ordered: bool
+) -> tuple[ParameterFacts, str]:
+    """Kind, direction, memory space and description of one runtime parameter, with its rule."""
+    name, c_type = declared["name"] or "", declared["type"]
+    function = record["name"]
+    direction = default_direction(c_type)
+    base_type = c_type.replace("const ", "").rstrip("*").strip()
+    if base_type in STREAM_TYPES:
+        out = is_pointer(c_type)
+        return (
+            ParameterFacts(
+                "STREAM",
+                "out" if out else "in",
+                "the stream created" if out else "the stream the work is ordered on",
+            ),
+            "param-stream",
+        )
+    if name in DEVICE_PARAMETER_NAMES and base_type == "int":
+        return (
+            ParameterFacts("DEVICE", direction, "a device number"),
+            "param-device",
+        )
+    if base_type == "cudaError_t":
+        return ParameterFacts("ERROR_CODE", direction, "an error code"), "param-error"
+    if base_type == "void" and is_pointer(c_type) and name in BUFFER_PARAMETER_NAMES | {"devPtr"}:
+        if function.startswith(("cudaMemcpy", "cudaMemset")) and name in ("dst", "src", "devPtr"):
+            space = "either" if function.startswith("cudaMemcpy") else "device"
+            role = {"dst": "destination", "src": "source", "devPtr": "destination"}[name]
+            length = next(
+                (
+                    p["name"]
+                    for p in record["parameters"]
+                    if p["name"] in ("count", "sizeBytes", "size")
+                ),
+                None,
+            )
+            return (
+                ParameterFacts(
+                    "BUFFER",
+                    "out" if role == "destination" else "in",
+                    f"the {role} memory",
+                    memory_space=space,
+                    length=length if "2D" not in function and "3D" not in function else "*",
+                    asynchronous=stream_ordered,
+                ),
+                "param-copy-buffer",
+            )
+        space = None
+        if function in ("cudaMalloc", "cudaMallocAsync", "cudaMallocPitch", "cudaFree", "cudaFreeAsync"):
+            space = "device"
+        elif function in ("cudaMallocHost", "cudaHostAlloc", "cudaFreeHost", "cudaHostRegister", "cudaHostUnregister"):
+            space = "host"
+        elif function in ("cudaMallocManaged",):
+            space = "unified"
+        if space is not None:
+            return (
+                ParameterFacts(
+                    "BUFFER",
+                    "out" if c_type.count("*") == 2 else direction,
+                    "the allocation" if c_type.count("*") == 2 else "the memory concerned",
+                    memory_space=space,
+                ),
+                "param-allocation",
+            )
+        return ParameterFacts(None, direction, "a pointer the call reads or sets"), "param-pointer"
+    if name in ("count", "sizeBytes") and function.startswith(("cudaMemcpy", "cudaMemset")):
+        return ParameterFacts("COUNT", "in", "the number of bytes"), "param-count"
+    if name == "value" and function.startswith("cudaMemset"):
+        return ParameterFacts("SCALAR", "in", "the byte value to write"), "param-scalar"
+    if not is_pointer(c_type) and base_type in (
+        "size_t",
+        "unsigned int",
+        "int",
+        "float",
+        "unsigned long long",
+        "dim3",
+    ):
+        return ParameterFacts("SCALAR", "in", None), "param-scalar"
+    return ParameterFacts(None, direction, None), "param-other"
+
+
+def cuda_facts(record: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The synchronization facts of one function: the first curated rule that matches it wins."""
+    for rule in sync_rules():
+        if rule.pattern.search(record["name"]):
+            return dict(rule.facts), [rule.rule_id, rule.source]
+    raise ClassifyError(
+        f"cuda:{record['name']}: no synchronization rule in curated/cuda/synchronization.yaml "
+        "matches; add one (the last rule should catch everything)"
+    )
+
+
+def classify_cuda_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], Notes]:
+    name = record["name"]
+    where = f"{HEADER}:{record['line']}"
+    notes = Notes("cuda")
+    facts, (rule_id, source) = cuda_facts(record)
+    origin = curated_origin(MODEL, "synchronization.yaml", f"{rule_id} ({source})")
+    notes_doc = set(record.get("doc_notes", []))
+    has_stream = any(p["type"] == "cudaStream_t" for p in record["parameters"])
+    # The doc comment's own markers override the name rule where they speak.
+    blocking = facts["blocking"]
+    if "note_sync" in notes_doc and facts.get("follow_doc_notes", True):
+        blocking = True
+    if "note_async" in notes_doc and facts.get("follow_doc_notes", True):
+        blocking = False
+    stream_ordered = bool(facts.get("stream_ordered")) and (has_stream or facts.get("implicit_stream", False))
+    device_runtime = "__cudart_builtin__" in record["markers"]
+    launch = "cpu+gpu" if device_runtime else "cpu"
+    runs_on = facts.get("runs_on", "gpu" if stream_ordered else "cpu")
+    section = execution(
+        blocking=blocking,
+        launch=launch,
+        runs_on=runs_on,
+        gpu_scope="thread" if device_runtime else None,
+        locality="local",
+        completion="stream_ordered" if stream_ordered else None,
+        procedure_class="b-op" if blocking else "nb-op",
+    )
+    for field_name in ("blocking", "runs_on", "completion", "procedure_class"):
+        notes.curated(f"/execution/{field_name}", origin)
+    if {"note_sync", "note_async"} & notes_doc:
+        notes.source("/execution/blocking", f"{where} doc comment \\{sorted({'note_sync', 'note_async'} & notes_doc)[0]}")
+    notes.source("/execution/launch", f"{where} markers {' '.join(record['markers'])}")
+    notes.rule("/execution/gpu_scope", "device-runtime-thread-scope")
+    semantics = empty_semantics()
+    if facts.get("memory"):
+        local, reuse = ("after_wait", "after_wait") if stream_ordered or not blocking else ("after_return", "after_return")
+        semantics["memory"] = memory(local, None, reuse, fence=facts.get("fence", "none"))
+        notes.curated("/semantics/memory", origin)
+    parameters = []
+    buffer_count = 0
+    for index, declared in enumerate(record["parameters"]):
+        parameter_facts, parameter_rule = cuda_parameter(record, declared, stream_ordered)
+        if parameter_facts.kind == "BUFFER":
+            buffer_count += 1
+        parameters.append(build_parameter(declared, parameter_facts))
+        note_parameter(notes, index, where, parameter_rule)
+    dependencies = []
+    for dependency in facts.get("context_dependencies", []):
+        dependencies.append(
+            context_dependency(
+                dependency["field"],
+                dependency["default"],
+                dependency["depends_on"],
+                dependency["note"],
+            )
+        )
+    for parameter in parameters:
+        if parameter["memory_space"] == "either":
+            dependencies.append(
+                context_dependency(
+                    f"param:{parameter['name']}.memory_space",
+                    "either",
+                    ["the cudaMemcpyKind argument", "where the pointer was allocated (unified addressing)"],
+                    "Host or device memory, as the copy kind says; with cudaMemcpyDefault the "
+                    "runtime infers it from the pointer.",
+                )
+            )
+    if dependencies:
+        notes.curated("/tool_integration/context_dependencies", origin)
+    group, group_rule = cuda_api_group(name)
+    notes.curated("/identity/api_group", curated_origin(MODEL, "groups.yaml", group_rule))
+    return_type = record["return_type"]
+    if return_type == "cudaError_t":
+        returned = record.get("doc_returns", [])
+        errors = [code for code in returned if code != "cudaSuccess"]
+        successes = [code for code in returned if code == "cudaSuccess"] or ["cudaSuccess"]
+        return_section = return_of(return_type, kind="ERROR_CODE", errors=errors, successes=successes)
+        notes.source("/return/possible_errors", f"{where} doc comment \\return")
+    elif return_type == "const char*":
+        return_section = return_of(return_type, kind="value", value_kind="STRING")
+    else:
+        return_section = return_of(return_type, kind="value" if return_type != "void" else "void")
+    notes.rule("/return/kind", "return-kind")
+    deprecated = record.get("deprecated", False)
+    entry = assemble_entry(
+        model=MODEL,
+        name=name,
+        api_group=group,
+        desc=cuda_description(name),
+        header=HEADER,
+        signature=render_signature(record),
+        execution_section=section,
+        semantics=semantics,
+        parameters=parameters,
+        return_section=return_section,
+        buffer_aliasing=("forbidden" if buffer_count >= 2 else "allowed") if buffer_count else None,
+        context_dependencies=dependencies,
+        deprecated_in=facts.get("deprecated_in") if deprecated else None,
+    )
+    if deprecated:
+        entry["identity"]["deprecated_in"] = deprecated_version(name)
+        notes.source("/identity/deprecated_in", f"{where} __CUDA_DEPRECATED")
+    notes.source("/identity/name", where)
+    notes.source("/bindings/c/signature", where)
+    notes.rule("/identity/desc", "description-from-name")
+    notes.rule("/tool_integration/buffer_aliasing", "aliasing-by-buffer-count")
+    return entry, notes
+
+
+@cache
+def deprecations() -> Mapping[str, Any]:
+    document: Mapping[str, Any] = curated_document(MODEL, "deprecations.yaml")
+    return document
+
+
+def deprecated_version(name: str) -> str | None:
+    for item in deprecations()["deprecations"]:
+        if re.search(item["match"], name):
+            return str(item["deprecated_in"])
+    return None
+
+
+@cache
+def curated_overrides(model: str) -> Mapping[str, Any]:
+    """Hand-checked facts per function (descriptions, formal assignments), by key."""
+    document: Mapping[str, Any] = curated_document(model, "entries.yaml")
+    return document.get("entries", {})
+
+
+def apply_overrides(
+    model: str, key: str, entry: dict[str, Any], notes: Notes, formal: dict[str, Any]
+) -> None:
+    """Put the curated facts of `key` into its entry: each a JSON pointer and a value."""
+    curated = curated_overrides(model).get(key)
+    if not curated:
+        return
+    source = curated["source"]
+    for pointer, value in curated.get("set", {}).items():
+        target: Any = entry
+        parts = [part.replace("~1", "/").replace("~0", "~") for part in pointer.strip("/").split("/")]
+        for part in parts[:-1]:
+            target = target[int(part)] if isinstance(target, list) else target[part]
+        last = parts[-1]
+        if isinstance(target, list):
+            target[int(last)] = value
+        elif last not in target:
+            raise ClassifyError(f"{key}: curated pointer {pointer} names no field of the entry")
+        else:
+            target[last] = value
+        notes.curated(pointer, curated_origin(model, "entries.yaml", f"{key} ({source})"))
+    if "formal" in curated:
+        formal[key] = curated["formal"]
+        notes.curated("/semantics/formal", curated_origin(model, "entries.yaml", f"{key} ({source})"))
+
+
+def classify(extracted: dict[str, Any]) -> dict[str, Any]:
+    """Turn the extracted runtime declarations into complete entries with provenance."""
+    if extracted.get("model") != MODEL:
+        raise ClassifyError(f"classify.cuda: expected model 'cuda', got {extracted.get('model')!r}")
+    entries: dict[str, dict[str, Any]] = {}
+    provenance: dict[str, dict[str, dict[str, str]]] = {}
+    formal: dict[str, dict[str, Any]] = {}
+    for record in extracted["records"]:
+        key = f"{MODEL}:{record['name']}"
+        entry, notes = classify_cuda_record(record)
+        apply_overrides(MODEL, key, entry, notes, formal)
+        entries[key] = entry
+        provenance[key] = dict(sorted(notes.records.items()))
+    unknown = sorted(set(curated_overrides(MODEL)) - set(entries))
+    if unknown:
+        raise ClassifyError(f"curated/cuda/entries.yaml names functions the header lacks: {unknown}")
+    return {
+        "model": MODEL,
+        "sources": extracted["sources"],
+        "entries": dict(sorted(entries.items())),
+        "formal": dict(sorted(formal.items())),
+        "provenance": dict(sorted(provenance.items())),
+    }

@@ -1,0 +1,1759 @@
+"""Classify the extracted MPI records into complete usis entries, by rules and curated facts.
+
+Rules read the Forum's data and the call's name (each rule has an id that provenance cites); the facts
+the source does not carry (since, deprecations, standard sections, descriptions, formal assignments,
+judgements) come from `usis/curated/mpi/`.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import pathlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+CURATED_DIR = pathlib.Path(__file__).resolve().parent.parent / "curated" / "mpi"
+MODEL = "mpi"
+HEADER = "mpi.h"
+F08_MODULE = "mpi_f08"
+
+
+class MpiCurationError(ValueError):
+    """Curated MPI data that is missing, malformed or disagrees with the source."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Curated data
+
+
+@functools.cache
+def curated(name: str) -> Any:
+    """One curated YAML file of usis/curated/mpi, parsed."""
+    path = CURATED_DIR / f"{name}.yaml"
+    if not path.is_file():
+        raise MpiCurationError(f"{path}: curated MPI file is missing")
+    with path.open(encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def curated_path(name: str) -> str:
+    return f"curated/mpi/{name}.yaml"
+
+
+@functools.cache
+def judgements() -> dict[str, dict[str, Any]]:
+    """The judgement calls, by id (curated/mpi/judgements.yaml)."""
+    return {item["id"]: item for item in curated("judgements")["judgements"]}
+
+
+def judgement_from(judgement_id: str) -> str:
+    if judgement_id not in judgements():
+        raise MpiCurationError(f"judgement {judgement_id!r} is not in {curated_path('judgements')}")
+    return f"{curated_path('judgements')}#{judgement_id} (judgement)"
+
+
+# ---------------------------------------------------------------------------------------------
+# Name-based classification
+
+
+COLLECTIVE_BASES = {
+    "barrier": ("barrier", None, False),
+    "bcast": ("broadcast", "one_to_all", True),
+    "gather": ("gather", "all_to_one", True),
+    "gatherv": ("gather", "all_to_one", True),
+    "scatter": ("scatter", "one_to_all", True),
+    "scatterv": ("scatter", "one_to_all", True),
+    "allgather": ("allgather", "all_to_all", False),
+    "allgatherv": ("allgather", "all_to_all", False),
+    "alltoall": ("alltoall", "all_to_all", False),
+    "alltoallv": ("alltoall", "all_to_all", False),
+    "alltoallw": ("alltoall", "all_to_all", False),
+    "reduce": ("reduce", "all_to_one", True),
+    "allreduce": ("allreduce", "all_to_all", False),
+    "reduce_scatter": ("reduce_scatter", "all_to_all", False),
+    "reduce_scatter_block": ("reduce_scatter", "all_to_all", False),
+    "scan": ("scan", "all_to_all", False),
+    "exscan": ("scan", "all_to_all", False),
+    "neighbor_allgather": ("allgather", "all_to_all", False),
+    "neighbor_allgatherv": ("allgather", "all_to_all", False),
+    "neighbor_alltoall": ("alltoall", "all_to_all", False),
+    "neighbor_alltoallv": ("alltoall", "all_to_all", False),
+    "neighbor_alltoallw": ("alltoall", "all_to_all", False),
+}
+# MPI_IN_PLACE is accepted by these (MPI-4.1 chapter 6); bcast/barrier/neighborhood have no such mode.
+IN_PLACE_BASES = {
+    "gather",
+    "gatherv",
+    "scatter",
+    "scatterv",
+    "allgather",
+    "allgatherv",
+    "alltoall",
+    "alltoallv",
+    "alltoallw",
+    "reduce",
+    "allreduce",
+    "reduce_scatter",
+    "reduce_scatter_block",
+    "scan",
+    "exscan",
+}
+# Scan and exscan are defined on intracommunicators only; neighborhood collectives need a topology
+# (an intracommunicator); the rest were extended to intercommunicators in MPI-2.
+INTRA_ONLY_BASES = {"scan", "exscan"} | {b for b in COLLECTIVE_BASES if b.startswith("neighbor_")}
+
+SEND_MODES = {
+    "send": (None, None, None),
+    "bsend": (False, True, False),
+    "ssend": (True, False, False),
+    "rsend": (False, False, True),
+}
+P2P_BASES = {
+    **{mode: "send" for mode in SEND_MODES},
+    "recv": "receive",
+    "mrecv": "receive",
+    "sendrecv": "send_receive",
+    "sendrecv_replace": "send_receive",
+    "probe": "receive",
+    "mprobe": "receive",
+}
+PARTITIONED = {
+    "psend_init": "send",
+    "precv_init": "receive",
+    "pready": "send",
+    "pready_range": "send",
+    "pready_list": "send",
+    "parrived": "receive",
+}
+RMA_OPERATIONS = {
+    "put": ("one_sided", "put"),
+    "get": ("one_sided", "get"),
+    "accumulate": ("one_sided", "accumulate"),
+    "get_accumulate": ("one_sided", "fetch_op"),
+    "fetch_and_op": ("atomic", None),
+    "compare_and_swap": ("atomic", "cswap"),
+}
+RMA_REQUEST_BASED = {"rput": "put", "rget": "get", "raccumulate": "accumulate"}
+RMA_REQUEST_BASED["rget_accumulate"] = "get_accumulate"
+EPOCH_CALLS = {
+    "win_fence",
+    "win_start",
+    "win_complete",
+    "win_post",
+    "win_wait",
+    "win_test",
+    "win_lock",
+    "win_unlock",
+    "win_lock_all",
+    "win_unlock_all",
+    "win_flush",
+    "win_flush_all",
+    "win_flush_local",
+    "win_flush_local_all",
+    "win_sync",
+}
+WAIT_CALLS = {"wait", "waitall", "waitany", "waitsome"}
+TEST_CALLS = {"test", "testall", "testany", "testsome"}
+STATUS_PEEK_CALLS = {
+    "request_get_status",
+    "request_get_status_all",
+    "request_get_status_any",
+    "request_get_status_some",
+}
+QUERY_PATTERN = re.compile(
+    r"(^|_)(get|query|compare|test_inter|initialized|finalized|is_thread_main|is_revoked|wtime|"
+    r"wtick|size|rank|coords|shift|topo_test|cartdim_get|graphdims_get|neighbors|neighbors_count|"
+    r"read|readreset|num|commutative|map|dims_create|test_cancelled|"
+    r"match_size|get_index|changed|get_info|get_item|get_source|get_tag|get_error|version)($|_)"
+)
+CONVERSION_PATTERN = re.compile(r"_(c2f|f2c|toint|fromint|c2f08|f082c|f082f|f2f08)$")
+LOCAL_DATA_CALLS = {
+    "pack",
+    "unpack",
+    "pack_external",
+    "unpack_external",
+    "reduce_local",
+    "aint_add",
+    "aint_diff",
+    "get_address",
+    "f_sync_reg",
+    "sizeof",
+}
+ABI_PATTERN = re.compile(r"^abi_")
+
+
+@dataclass
+class CallClass:
+    """What the name and the Forum's attributes say about one call, before entry assembly."""
+
+    key: str
+    rest: str
+    category: str
+    api_group: str | None
+    api_group_rule: str
+    semantic_class: str | None = None
+    variant: str | None = None  # "b", "nb", "p", "pp" or None
+    collective_base: str | None = None
+    p2p_base: str | None = None
+    p2p_direction: str | None = None
+    send_mode: tuple[bool | None, bool | None, bool | None] | None = None
+    rma_operation: str | None = None
+    rma_request_based: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def strip_variant(rest: str, bases: Iterable[str]) -> tuple[str | None, str | None]:
+    """(base, variant) for `rest` as a blocking, i-prefixed or _init-suffixed form of a base."""
+    known = set(bases)
+    if rest in known:
+        return rest, "b"
+    if rest.startswith("i") and rest[1:] in known:
+        return rest[1:], "nb"
+    if rest.endswith("_init") and rest[: -len("_init")] in known:
+        return rest[: -len("_init")], "p"
+    return None, None
+
+
+def classify_call(record: Mapping[str, Any]) -> CallClass:
+    """The api_group, semantic class and variant of one call, by the name rules (ids cited)."""
+    key = record["key"]
+    rest = key[len("mpi_") :]
+    category = record["category"]
+    if category != "procedure":
+        return CallClass(key, rest, category, None, f"rule:api_group.{category}")
+    base, variant = strip_variant(rest, COLLECTIVE_BASES)
+    if base is not None:
+        call = CallClass(key, rest, category, "collective", "rule:api_group.collective_name")
+        call.collective_base = base
+        call.variant = variant
+        call.semantic_class = None if base == "barrier" else "collective"
+        return call
+    if rest in PARTITIONED:
+        call = CallClass(key, rest, category, "point_to_point", "rule:api_group.partitioned")
+        call.p2p_base = rest
+        call.p2p_direction = PARTITIONED[rest]
+        call.semantic_class = "point_to_point"
+        call.variant = "pp" if rest.endswith("_init") else None
+        return call
+    base, variant = strip_variant(rest, P2P_BASES)
+    if base is not None and not (base in ("probe", "mprobe") and variant == "p"):
+        call = CallClass(key, rest, category, "point_to_point", "rule:api_group.p2p_name")
+        call.p2p_base = base
+        call.p2p_direction = P2P_BASES[base]
+        call.variant = variant
+        call.semantic_class = "point_to_point"
+        if base in SEND_MODES:
+            call.send_mode = SEND_MODES[base]
+        return call
+    if rest in RMA_OPERATIONS or rest in RMA_REQUEST_BASED:
+        call = CallClass(key, rest, category, "one_sided", "rule:api_group.rma_name")
+        operation = RMA_REQUEST_BASED.get(rest, rest)
+        call.semantic_class, call.rma_operation = RMA_OPERATIONS[operation][0], operation
+        call.rma_request_based = rest in RMA_REQUEST_BASED
+        call.variant = "nb"
+        return call
+    if rest in EPOCH_CALLS or rest in WAIT_CALLS or rest in TEST_CALLS:
+        return CallClass(key, rest, category, "synchronization", "rule:api_group.completion")
+    if rest.startswith("file_"):
+        call = CallClass(key, rest, category, "io", "rule:api_group.file_prefix")
+        if re.match(r"file_i(read|write)", rest):
+            call.variant = "nb"
+        elif re.match(r"file_(read|write)", rest) and not rest.endswith("_begin"):
+            call.variant = "b"
+        return call
+    if CONVERSION_PATTERN.search(rest) or rest in LOCAL_DATA_CALLS or ABI_PATTERN.match(rest):
+        return CallClass(key, rest, category, None, "rule:api_group.local_data_or_conversion")
+    if rest in STATUS_PEEK_CALLS or rest in ("error_class", "error_string"):
+        return CallClass(key, rest, category, "query", "rule:api_group.query_name")
+    if QUERY_PATTERN.search(rest):
+        return CallClass(key, rest, category, "query", "rule:api_group.query_name")
+    return CallClass(key, rest, category, "management", "rule:api_group.management_default")
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry assembly helpers
+
+
+class Provenance:
+    """Collects {json_pointer: record} for one entry while it is built."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, dict[str, str]] = {}
+
+    def note(self, pointer: str, method: str, origin: str, stage: str = "classify") -> None:
+        self.records[pointer] = {"stage": stage, "method": method, "from": origin}
+
+    def source(self, pointer: str, origin: str) -> None:
+        self.note(pointer, "source", origin, stage="extract")
+
+    def rule(self, pointer: str, rule_id: str) -> None:
+        self.note(pointer, "rule", rule_id)
+
+    def curated(self, pointer: str, origin: str) -> None:
+        self.note(pointer, "curated", origin)
+
+    def judgement(self, pointer: str, judgement_id: str) -> None:
+        self.note(pointer, "curated", judgement_from(judgement_id))
+
+
+def forum_kind_map() -> dict[str, dict[str, Any]]:
+    return dict(curated("kinds")["forum_kinds"])
+
+
+def kind_overrides() -> dict[tuple[str, str], str]:
+    return {
+        (item["function"], item["parameter"]): item["kind"]
+        for item in curated("kinds")["overrides"]
+    }
+
+
+def map_kind(function_key: str, parameter: Mapping[str, Any], is_array: bool) -> tuple[Any, str]:
+    """The schema kind for one Forum parameter and the provenance origin of that choice."""
+    override = kind_overrides().get((function_key, parameter["name"]))
+    if override is not None:
+        return override, f"{curated_path('kinds')}#overrides {function_key}.{parameter['name']}"
+    table = forum_kind_map()
+    forum_kind = parameter["kind"]
+    if forum_kind not in table:
+        raise MpiCurationError(
+            f"mpi:{function_key}: parameter {parameter['name']!r} has Forum kind {forum_kind!r}, "
+            f"which {curated_path('kinds')} does not map; add it to forum_kinds"
+        )
+    row = table[forum_kind]
+    origin = f"{curated_path('kinds')}#forum_kinds.{forum_kind}"
+    by_name = row.get("by_name") or {}
+    if parameter["name"] in by_name:
+        return by_name[parameter["name"]], origin + ".by_name"
+    if is_array and "array_kind" in row:
+        return row["array_kind"], origin + ".array_kind"
+    return row.get("kind"), origin
+
+
+CONSTANT_LENGTH = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+
+def length_and_array_type(raw_length: Any) -> tuple[Any, str | None]:
+    """The schema's (length, array_type) from the Forum's length field."""
+    if raw_length is None:
+        return None, None
+    if isinstance(raw_length, list):
+        return str(raw_length[0]), "2d"
+    if isinstance(raw_length, int):
+        return raw_length, "fixed"
+    text = str(raw_length).strip()
+    if text in ("", "*"):
+        return "*", "variable"
+    if text.isdigit():
+        return int(text), "fixed"
+    if CONSTANT_LENGTH.match(text):
+        return text, "fixed"
+    return text, "variable"
+
+
+def parameter_bindings(record: Mapping[str, Any], parameter: Mapping[str, Any]) -> list[str]:
+    """The binding variants that carry this parameter (the inverse of the Forum's suppress flags)."""
+    attributes = record["attributes"]
+    suppressed = set(str(parameter.get("suppress") or "").split())
+    large_only = bool(parameter.get("large_only"))
+    optional = bool(parameter.get("optional"))
+    tokens = []
+    if attributes.get("c_expressible") and "c_parameter" not in suppressed:
+        tokens.append("c_large" if large_only else "c")
+    if attributes.get("f90_expressible") and "f90_parameter" not in suppressed and not large_only:
+        tokens.append("fortran90")
+    if attributes.get("f08_expressible") and "f08_parameter" not in suppressed and not large_only:
+        tokens.append("fortran08_optional" if optional else "fortran08")
+    if attributes.get("lis_expressible") and "lis_parameter" not in suppressed:
+        tokens.append("lis_large" if large_only else "lis")
+    return tokens
+
+
+NNI_KIND = re.compile(r"_NNI$")
+PI_KIND = re.compile(r"_PI$")
+
+
+def value_range(parameter: Mapping[str, Any]) -> str | None:
+    if parameter.get("param_direction") != "in":
+        return None
+    name = parameter["name"]
+    if NNI_KIND.search(parameter["kind"]):
+        return f"{name} >= 0"
+    if PI_KIND.search(parameter["kind"]):
+        return f"{name} > 0"
+    if parameter["kind"] == "RANK" and name == "root":
+        return "0 <= root < comm_size(comm)"
+    return None
+
+
+# A matching call's corresponding parameter (schema: parameter_constraints.paired_with): a send's
+# buffer description pairs with the receive's, a collective's send side with its receive side.
+P2P_PAIRS = {"datatype": "datatype", "tag": "tag", "comm": "comm", "count": "count"}
+COLLECTIVE_PAIRS = {
+    "sendtype": "recvtype",
+    "recvtype": "sendtype",
+    "sendcount": "recvcount",
+    "recvcount": "sendcount",
+    "root": "root",
+    "op": "op",
+    "comm": "comm",
+}
+
+
+def paired_with(call: CallClass, name: str) -> str | None:
+    if call.collective_base is not None:
+        return COLLECTIVE_PAIRS.get(name)
+    if (
+        call.p2p_base is not None
+        and call.rest not in PARTITIONED
+        and call.p2p_base
+        not in (
+            "sendrecv",
+            "sendrecv_replace",
+        )
+    ):
+        return P2P_PAIRS.get(name)
+    return None
+
+
+def func_type_signature(
+    parameter: Mapping[str, Any], callbacks: Mapping[str, Mapping[str, Any]]
+) -> str | None:
+    named = str(parameter.get("func_type") or "").strip()
+    if not named:
+        return None
+    callback = callbacks.get(named.lower())
+    if callback is not None and callback.get("c_signature"):
+        return str(callback["c_signature"]).removeprefix("typedef ").strip()
+    return named
+
+
+# ---------------------------------------------------------------------------------------------
+# ULFM records (curated, same shape as extracted records)
+
+
+def ulfm_records() -> list[dict[str, Any]]:
+    """The four ULFM calls as records shaped like the extracted ones."""
+    data = curated("ulfm")
+    records = []
+    for call in data["calls"]:
+        parameters = []
+        for position, item in enumerate(call["parameters"]):
+            parameters.append(
+                {
+                    "name": item["name"],
+                    "kind": item["kind"],
+                    "param_direction": item["param_direction"],
+                    "lis_direction": item["param_direction"],
+                    "desc": item["desc"],
+                    "array_type": "",
+                    "asynchronous": False,
+                    "constant": False,
+                    "func_type": "",
+                    "large_only": False,
+                    "length": None,
+                    "optional": False,
+                    "pointer": None,
+                    "root_only": False,
+                    "suppress": "",
+                    "position": position,
+                    "c_type": item["c_type"],
+                    "c_large_type": None,
+                    "f90_type": item["f90_type"],
+                    "f08_type": item["f08_type"],
+                }
+            )
+        parameters.append(
+            {
+                "name": "ierror",
+                "kind": "ERROR_CODE",
+                "param_direction": "out",
+                "lis_direction": "out",
+                "desc": "",
+                "array_type": "",
+                "asynchronous": False,
+                "constant": False,
+                "func_type": "",
+                "large_only": False,
+                "length": None,
+                "optional": True,
+                "pointer": None,
+                "root_only": False,
+                "suppress": "c_parameter lis_parameter",
+                "position": len(parameters),
+                "c_type": None,
+                "c_large_type": None,
+                "f90_type": "INTEGER",
+                "f08_type": "INTEGER",
+            }
+        )
+        records.append(
+            {
+                "key": call["name"].lower(),
+                "name": call["name"],
+                "name_f90": None,
+                "category": "procedure",
+                "attributes": {
+                    "c_expressible": True,
+                    "callback": False,
+                    "deprecated": False,
+                    "execute_once": False,
+                    "f08_abstract_interface": False,
+                    "f08_expressible": True,
+                    "f90_expressible": True,
+                    "f90_index_overload": None,
+                    "f90_use_colons": False,
+                    "lis_expressible": False,
+                    "not_with_mpif": False,
+                    "predefined_function": None,
+                },
+                "return_kind": "ERROR_CODE",
+                "c_signature": call["c_signature"],
+                "c_large_signature": None,
+                "c_return_type": "int",
+                "f90_name": call["f90_name"],
+                "f08_name": call["f08_name"],
+                "parameters": parameters,
+                "curated_from": curated_path("ulfm"),
+            }
+        )
+    return records
+
+
+# ---------------------------------------------------------------------------------------------
+# Curated lookups
+
+
+@functools.cache
+def since_table() -> dict[str, tuple[str | None, str]]:
+    table: dict[str, tuple[str | None, str]] = {}
+    for group in curated("since")["versions"]:
+        for call in group["calls"]:
+            if call in table:
+                raise MpiCurationError(f"{curated_path('since')}: {call} is listed twice")
+            table[call] = (group["version"], group["source"])
+    return table
+
+
+@functools.cache
+def deprecation_table() -> dict[str, dict[str, Any]]:
+    return {item["call"]: item for item in curated("deprecations")["deprecated"]}
+
+
+@functools.cache
+def classification() -> dict[str, Any]:
+    return dict(curated("classification"))
+
+
+@functools.cache
+def descriptions() -> dict[str, Any]:
+    return dict(curated("descriptions"))
+
+
+def collective_management_calls() -> set[str]:
+    return set(classification()["collective_calls"]["calls"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Standard references
+
+
+def standard_refs(call: CallClass) -> tuple[list[str], str]:
+    """Citations into MPI-4.1 for a call, from the curated section table, and where they came from."""
+    sections = classification()["standard_sections"]
+    origin = f"{curated_path('classification')}#standard_sections"
+    by_call = sections["by_call"]
+    if call.key in by_call:
+        return list(by_call[call.key]), origin + ".by_call"
+    refs: list[str] = []
+    if call.collective_base is not None:
+        refs.append(sections["collective"][call.collective_base])
+        if call.variant == "nb":
+            refs.append(
+                sections[
+                    "neighborhood_nonblocking"
+                    if call.rest.startswith("ineighbor")
+                    else "collective_nonblocking"
+                ]
+            )
+        elif call.variant == "p":
+            refs.append(
+                sections[
+                    "neighborhood_persistent"
+                    if call.rest.startswith("neighbor")
+                    else "collective_persistent"
+                ]
+            )
+        return refs, origin + ".collective"
+    if call.p2p_base is not None:
+        if call.rest in PARTITIONED:
+            return [sections["partitioned"]], origin + ".partitioned"
+        refs.append(sections["p2p"][call.p2p_base])
+        if call.variant == "nb":
+            refs.append(sections["p2p_nonblocking"])
+        elif call.variant == "p":
+            refs.append(sections["p2p_persistent"])
+        return refs, origin + ".p2p"
+    if call.rma_operation is not None:
+        refs.append(sections["rma"][call.rma_operation])
+        if call.rma_request_based:
+            refs.append(sections["rma_request_based"])
+        return refs, origin + ".rma"
+    for prefix, ref in sections["by_prefix"].items():
+        if call.rest.startswith(prefix):
+            return [ref], origin + f".by_prefix.{prefix}"
+    return [], origin + " (no section recorded)"
+
+
+# ---------------------------------------------------------------------------------------------
+# Descriptions
+
+
+HANDLE_WORDS = {
+    "comm": "communicator",
+    "errhandler": "error handler",
+    "file": "file",
+    "group": "group",
+    "info": "info object",
+    "message": "message",
+    "op": "reduction operation",
+    "request": "request",
+    "session": "session",
+    "type": "datatype",
+    "win": "window",
+    "status": "status",
+}
+COLLECTIVE_PHRASES = {
+    "barrier": "blocks until every process of the communicator has entered the barrier",
+    "bcast": "broadcasts a buffer from the root process to every process of the communicator",
+    "gather": "gathers equal-sized contributions from every process into the root's buffer",
+    "gatherv": "gathers contributions of varying size from every process into the root's buffer",
+    "scatter": "scatters equal-sized slices of the root's buffer to every process",
+    "scatterv": "scatters slices of varying size from the root's buffer to every process",
+    "allgather": "gathers equal-sized contributions from every process into every process",
+    "allgatherv": "gathers contributions of varying size from every process into every process",
+    "alltoall": "sends a distinct equal-sized slice from every process to every other process",
+    "alltoallv": "sends a distinct slice of varying size from every process to every process",
+    "alltoallw": "sends a distinct slice with its own size, offset and datatype from every process to every process",
+    "reduce": "combines the buffers of every process with a reduction operation into the root's buffer",
+    "allreduce": "combines the buffers of every process with a reduction operation and returns the result to every process",
+    "reduce_scatter": "reduces the buffers of every process element-wise and scatters blocks of varying size of the result",
+    "reduce_scatter_block": "reduces the buffers of every process element-wise and scatters equal-sized blocks of the result",
+    "scan": "computes an inclusive prefix reduction over the processes in rank order",
+    "exscan": "computes an exclusive prefix reduction over the processes in rank order",
+    "neighbor_allgather": "gathers an equal-sized contribution from each topology neighbour of every process",
+    "neighbor_allgatherv": "gathers a contribution of varying size from each topology neighbour of every process",
+    "neighbor_alltoall": "exchanges a distinct equal-sized slice with each topology neighbour",
+    "neighbor_alltoallv": "exchanges a distinct slice of varying size with each topology neighbour",
+    "neighbor_alltoallw": "exchanges a distinct slice with its own size, offset and datatype with each topology neighbour",
+}
+P2P_PHRASES = {
+    "send": "sends a message to one process in standard mode",
+    "bsend": "sends a message in buffered mode, copying it into the attached buffer when needed",
+    "ssend": "sends a message in synchronous mode, completing only after the matching receive has started",
+    "rsend": "sends a message in ready mode, which requires the matching receive to be posted already",
+    "recv": "receives a message matching a source, tag and communicator",
+    "mrecv": "receives a message previously matched by a matching probe",
+    "sendrecv": "sends one message and receives another in a single call",
+    "sendrecv_replace": "sends a message and receives another into the same buffer",
+    "probe": "waits until a matching message is available and returns its status without receiving it",
+    "mprobe": "waits for a matching message and removes it from the matching queue as a message handle",
+}
+RMA_PHRASES = {
+    "put": "writes data from the origin buffer into a target process's window",
+    "get": "reads data from a target process's window into the origin buffer",
+    "accumulate": "combines origin data element-wise into a target window with a reduction operation",
+    "get_accumulate": "fetches target window data and then combines origin data into it with a reduction operation",
+    "fetch_and_op": "atomically fetches one target window element and combines an origin value into it",
+    "compare_and_swap": "atomically replaces one target window element when it equals a compare value, returning the old value",
+}
+
+
+FILE_ACCESS_NAME = re.compile(
+    r"^file_(?P<nb>i)?(?P<verb>read|write)(?P<at>_at)?(?P<mode>_all|_ordered|_shared)?(?P<split>_begin|_end)?$"
+)
+
+
+def describe_file_access(found: re.Match[str]) -> str:
+    """A sentence for an MPI_File read/write variant from the parts of its name."""
+    reading = found["verb"] == "read"
+    noun = "read from" if reading else "write to"
+    if found["at"]:
+        where = "at an explicit offset"
+    elif found["mode"] in ("_ordered", "_shared"):
+        where = "at the shared file pointer"
+    else:
+        where = "at the individual file pointer"
+    how = {
+        "_all": ", collectively over the file's group",
+        "_ordered": ", collectively and in rank order",
+    }.get(found["mode"] or "", "")
+    if found["split"] == "_begin":
+        return f"Begins a split-collective {noun} a file {where}{how}."
+    if found["split"] == "_end":
+        return f"Completes a split-collective {noun} a file {where} and returns its status."
+    if found["nb"]:
+        return f"Starts a nonblocking {noun} a file {where}{how}, returning a request."
+    verb = "Reads data from" if reading else "Writes data to"
+    return f"{verb} a file {where}{how}."
+
+
+def capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def describe(call: CallClass, record: Mapping[str, Any]) -> tuple[str, str]:
+    """One sentence in our own words for the call, and where it came from."""
+    table = descriptions()
+    sentences = table.get("calls") or {}
+    if call.key in sentences:
+        return sentences[call.key], f"{curated_path('descriptions')}#calls"
+    words = {**HANDLE_WORDS, **(table.get("words") or {})}
+    if call.collective_base is not None:
+        phrase = COLLECTIVE_PHRASES[call.collective_base]
+        prefix = {
+            "b": "",
+            "nb": "Starts a nonblocking operation that ",
+            "p": "Creates a persistent request for an operation that ",
+        }[call.variant or "b"]
+        sentence = (prefix + phrase) if prefix else capitalised(phrase)
+        return sentence + ".", "rule:description.collective"
+    if call.p2p_base is not None and call.rest not in PARTITIONED:
+        phrase = P2P_PHRASES[call.p2p_base]
+        if call.variant == "nb":
+            return f"Starts a nonblocking operation that {phrase}.", "rule:description.p2p"
+        if call.variant == "p":
+            return (
+                f"Creates a persistent request for an operation that {phrase}.",
+                "rule:description.p2p",
+            )
+        return capitalised(phrase) + ".", "rule:description.p2p"
+    if call.rma_operation is not None:
+        phrase = RMA_PHRASES[call.rma_operation]
+        if call.rma_request_based:
+            return (
+                f"Request-based form that {phrase}, returning a request for local completion.",
+                "rule:description.rma",
+            )
+        return capitalised(phrase) + ".", "rule:description.rma"
+    file_access = FILE_ACCESS_NAME.match(call.rest)
+    if file_access is not None:
+        return describe_file_access(file_access), "rule:description.file_access"
+    match = CONVERSION_PATTERN.search(call.rest)
+    if match is not None:
+        handle = HANDLE_WORDS.get(call.rest[: match.start()], call.rest[: match.start()])
+        wording = {
+            "c2f": f"Converts a C {handle} handle to its Fortran integer handle.",
+            "f2c": f"Converts a Fortran integer {handle} handle to a C handle.",
+            "toint": f"Converts a {handle} handle to its integer value under the standard ABI.",
+            "fromint": f"Converts an integer value under the standard ABI back to a {handle} handle.",
+            "c2f08": "Converts a C status object to a Fortran 2008 status object.",
+            "f082c": "Converts a Fortran 2008 status object to a C status object.",
+            "f082f": "Converts a Fortran 2008 status object to a Fortran integer-array status.",
+            "f2f08": "Converts a Fortran integer-array status to a Fortran 2008 status object.",
+        }[match.group(1)]
+        return wording, "rule:description.conversion"
+    for pattern, template in table["patterns"]:
+        found = re.fullmatch(pattern, call.rest)
+        if found:
+            words = {
+                name: words.get(value, value.replace("_", " "))
+                for name, value in found.groupdict().items()
+                if value is not None
+            }
+            return template.format(**words), f"{curated_path('descriptions')}#patterns {pattern}"
+    raise MpiCurationError(
+        f"mpi:{call.key}: no description; add it to {curated_path('descriptions')} calls or patterns"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Possible errors (MPI error classes, MPI-4.1 §9.4)
+
+
+ERROR_BY_KIND = {
+    "COMMUNICATOR": "MPI_ERR_COMM",
+    "DATATYPE": "MPI_ERR_TYPE",
+    "COUNT": "MPI_ERR_COUNT",
+    "TAG": "MPI_ERR_TAG",
+    "OPERATION": "MPI_ERR_OP",
+    "REQUEST": "MPI_ERR_REQUEST",
+    "WINDOW": "MPI_ERR_WIN",
+    "FILE": "MPI_ERR_FILE",
+    "INFO": "MPI_ERR_INFO",
+    "GROUP": "MPI_ERR_GROUP",
+    "BUFFER": "MPI_ERR_BUFFER",
+    "ERRHANDLER": "MPI_ERR_ARG",
+    "SESSION": "MPI_ERR_SESSION",
+    "KEY": "MPI_ERR_KEYVAL",
+}
+
+
+def possible_errors(call: CallClass, parameters: list[dict[str, Any]]) -> list[str]:
+    errors = {"MPI_ERR_OTHER", "MPI_ERR_INTERN", "MPI_ERR_ARG"}
+    for parameter in parameters:
+        if parameter["direction"] == "out" and parameter["kind"] not in ("REQUEST",):
+            continue
+        code = ERROR_BY_KIND.get(str(parameter["kind"]))
+        if code:
+            errors.add(code)
+        if parameter["kind"] == "RANK":
+            errors.add("MPI_ERR_ROOT" if parameter["name"] == "root" else "MPI_ERR_RANK")
+    if call.api_group == "one_sided":
+        errors |= {"MPI_ERR_RMA_SYNC", "MPI_ERR_RMA_RANGE", "MPI_ERR_DISP"}
+    if call.p2p_direction in ("receive", "send_receive") and call.p2p_base in (
+        "recv",
+        "sendrecv",
+        "sendrecv_replace",
+        "mrecv",
+    ):
+        errors.add("MPI_ERR_TRUNCATE")
+    if call.api_group == "io":
+        errors |= {"MPI_ERR_IO", "MPI_ERR_ACCESS"}
+    if call.rest in WAIT_CALLS | TEST_CALLS and call.rest.endswith(("all", "some")):
+        errors.add("MPI_ERR_IN_STATUS")
+    if call.key in ULFM_KEYS:
+        errors |= (
+            {"MPI_ERR_PROC_FAILED", "MPI_ERR_REVOKED"} if call.key != "mpi_comm_revoke" else set()
+        )
+    return sorted(errors)
+
+
+ULFM_KEYS = {"mpi_comm_revoke", "mpi_comm_is_revoked", "mpi_comm_ack_failed", "mpi_comm_get_failed"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Execution
+
+
+EXECUTE_ONCE = {"mpi_init", "mpi_init_thread", "mpi_finalize"}
+NONBLOCKING_MANAGEMENT = {
+    "comm_idup": "comm_dup",
+    "comm_idup_with_info": "comm_dup_with_info",
+    "buffer_iflush": "buffer_flush",
+    "comm_iflush_buffer": "comm_flush_buffer",
+    "session_iflush_buffer": "session_flush_buffer",
+}
+COLLECTIVE_FILE_ACCESS = re.compile(r"^file_i?(read|write)(_at)?_(all|ordered)(_begin|_end)?$")
+SPLIT_BEGIN = re.compile(r"^file_(read|write)(_at)?_(all|ordered)_begin$")
+SPLIT_END = re.compile(r"^file_(read|write)(_at)?_(all|ordered)_end$")
+FILE_DATA_ACCESS = re.compile(r"^file_i?(read|write)")
+EPOCH_CLOSE = {"win_fence", "win_complete", "win_unlock", "win_unlock_all", "win_wait", "win_test"}
+EPOCH_FLUSH = {"win_flush", "win_flush_all", "win_flush_local", "win_flush_local_all"}
+EPOCH_OPEN = {"win_start", "win_post", "win_lock", "win_lock_all"}
+MAY_BLOCK_OPENERS = {"win_start", "win_lock", "win_lock_all"}
+
+
+def is_collective(call: CallClass) -> tuple[bool, str]:
+    if call.collective_base is not None:
+        return True, "rule:collective.data_collective_name"
+    if COLLECTIVE_FILE_ACCESS.match(call.rest):
+        return True, "rule:collective.file_collective_access"
+    if call.key in collective_management_calls():
+        return True, f"{curated_path('classification')}#collective_calls"
+    return False, "rule:collective.default_local"
+
+
+def operation_variant(call: CallClass, collective: bool) -> str | None:
+    """The MPI-4 procedure class of an operation (b/nb/p/pp), or None for non-operations."""
+    if call.variant is not None:
+        return call.variant
+    if call.rest in NONBLOCKING_MANAGEMENT:
+        return "nb"
+    if call.rest in NONBLOCKING_MANAGEMENT.values():
+        return "b"
+    if SPLIT_BEGIN.match(call.rest):
+        return "nb"
+    if SPLIT_END.match(call.rest):
+        return None
+    if (
+        collective
+        and call.category == "procedure"
+        and call.key not in EXECUTE_ONCE
+        and call.api_group != "synchronization"
+    ):
+        return "b"
+    return None
+
+
+def execution(call: CallClass, collective: bool, prov: Provenance) -> dict[str, Any]:
+    variant = operation_variant(call, collective)
+    rest = call.rest
+    stages: list[str] | None
+    completion: str | None
+    procedure_class = {"b": "b-op", "nb": "nb-op", "p": "p-op", "pp": "pp-op"}.get(variant or "")
+    rule_id = "rule:execution.procedure_class"
+    if variant == "b":
+        stages, completion, blocking = ["i", "s", "c", "f"], "c", True
+    elif variant == "nb":
+        stages, completion, blocking = ["i", "s"], "ic", False
+    elif variant in ("p", "pp"):
+        stages, completion, blocking = ["i"], "ic", False
+    elif rest in ("start", "startall") or rest in ("pready", "pready_range", "pready_list"):
+        stages, completion, blocking = ["s"], "ic", False
+        rule_id = "rule:execution.start_stage"
+    elif rest in WAIT_CALLS:
+        stages, completion, blocking = ["c", "f"], "c", True
+        rule_id = "rule:execution.wait"
+    elif rest in TEST_CALLS or rest == "parrived":
+        stages, completion, blocking = ["c", "f"], "c", False
+        rule_id = "rule:execution.test"
+    elif rest == "request_free":
+        stages, completion, blocking = ["f"], "f", True
+        rule_id = "rule:execution.request_free"
+    elif SPLIT_END.match(rest):
+        stages, completion, blocking = ["c", "f"], "c", True
+        rule_id = "rule:execution.split_collective_end"
+    elif rest in EPOCH_CLOSE or rest in EPOCH_FLUSH:
+        stages, completion = ["c"], "c"
+        blocking = rest != "win_test"
+        rule_id = "rule:execution.rma_completion"
+    else:
+        stages, completion = None, None
+        blocking = not (rest in ("iprobe", "improbe", "win_post") or rest in STATUS_PEEK_CALLS)
+        if rest in MAY_BLOCK_OPENERS:
+            blocking = False
+        rule_id = "rule:execution.local_or_non_operation"
+    for pointer in ("/execution/stages", "/execution/completion", "/execution/procedure_class"):
+        prov.rule(pointer, rule_id)
+    prov.rule("/execution/blocking", rule_id)
+    if (
+        call.semantic_class is None
+        and variant is None
+        and rule_id == "rule:execution.local_or_non_operation"
+    ):
+        prov.rule("/execution/blocking", "rule:execution.returns_when_done")
+    if rest in ("wait", "waitall", "waitany", "waitsome", "test", "testall", "testany", "testsome"):
+        prov.judgement("/execution/stages", "wait_test_stages")
+    if variant in ("p", "pp"):
+        prov.judgement("/execution/blocking", "persistent_init_nonblocking")
+    if SPLIT_BEGIN.match(rest):
+        prov.judgement("/execution/procedure_class", "split_collective_begin")
+    prov.rule(
+        "/execution/execute_once", "rule:execution.execute_once (usis-api-schema.json execute_once)"
+    )
+    prov.rule("/execution/collective", "rule:collective")
+    thread_safety = None if call.category == "callback" else "single"
+    prov.judgement("/execution/thread_safety", "thread_safety_single")
+    for pointer in ("/execution/launch", "/execution/runs_on", "/execution/gpu_scope"):
+        prov.rule(
+            pointer, "rule:execution.host_api (usis-api-schema.json launch: MPI is host-side)"
+        )
+    locality = "local"
+    if collective or call.semantic_class is not None or call.p2p_base is not None:
+        locality = "both"
+    if (
+        rest in EPOCH_CLOSE
+        or rest in EPOCH_FLUSH
+        or rest in EPOCH_OPEN
+        or rest in ("abort", "comm_revoke")
+    ):
+        locality = "both"
+    if rest == "win_sync":
+        locality = "local"
+    prov.rule("/execution/locality", "rule:execution.locality")
+    if call.api_group == "io":
+        prov.judgement("/execution/locality", "io_locality")
+    return {
+        "blocking": blocking,
+        "execute_once": call.key in EXECUTE_ONCE,
+        "collective": collective,
+        "thread_safety": thread_safety,
+        "launch": "cpu",
+        "runs_on": "cpu",
+        "gpu_scope": None,
+        "stages": stages,
+        "locality": locality,
+        "completion": completion,
+        "procedure_class": procedure_class,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Semantics
+
+
+def semantics_collective(
+    call: CallClass, parameters: list[dict[str, Any]], prov: Provenance
+) -> dict[str, Any] | None:
+    if call.semantic_class != "collective" or call.collective_base is None:
+        if call.collective_base == "barrier":
+            prov.judgement("/semantics/collective", "barrier_no_collective_type")
+        return None
+    base = call.collective_base
+    collective_type, algorithm, root = COLLECTIVE_BASES[base]
+    prov.rule("/semantics/collective/type", "rule:collective.type_by_name")
+    prov.rule("/semantics/collective/algorithm_class", "rule:collective.algorithm_by_name")
+    prov.rule("/semantics/collective/root_involved", "rule:collective.root_by_name")
+    prov.curated(
+        "/semantics/collective/in_place",
+        "MPI-4.1 chapter 6: MPI_IN_PLACE is defined for this call (rule:collective.in_place)",
+    )
+    prov.curated(
+        "/semantics/collective/comm_scope",
+        "MPI-4.1 §6.2: intercommunicator support (rule:collective.comm_scope)",
+    )
+    prov.rule("/semantics/collective/reduction_op", "rule:collective.has_operation_parameter")
+    prov.rule("/semantics/collective/topology_aware", "rule:collective.neighborhood_name")
+    return {
+        "type": collective_type,
+        "root_involved": root,
+        "in_place": base in IN_PLACE_BASES,
+        "comm_scope": "intracommunicator" if base in INTRA_ONLY_BASES else "both",
+        "algorithm_class": algorithm,
+        "reduction_op": any(p["kind"] == "OPERATION" for p in parameters),
+        "topology_aware": base.startswith("neighbor_"),
+    }
+
+
+STANDARD_MODE_BASES = {"send", "sendrecv", "sendrecv_replace"}
+
+
+def semantics_p2p(call: CallClass, prov: Provenance) -> dict[str, Any] | None:
+    if call.semantic_class != "point_to_point":
+        return None
+    prov.rule("/semantics/point_to_point", "rule:p2p.direction_and_mode_by_name")
+    if call.send_mode is not None:
+        synchronous, buffered, ready = call.send_mode
+    else:
+        synchronous = buffered = ready = None
+    return {
+        "direction": call.p2p_direction,
+        "synchronous": synchronous,
+        "buffered": buffered,
+        "ready": ready,
+    }
+
+
+def semantics_one_sided(call: CallClass, prov: Provenance) -> dict[str, Any] | None:
+    if call.semantic_class != "one_sided" or call.rma_operation is None:
+        return None
+    operation = RMA_OPERATIONS[call.rma_operation][1]
+    prov.rule("/semantics/one_sided/operation", "rule:rma.operation_by_name")
+    prov.judgement("/semantics/one_sided/epoch_type", "rma_epoch_default")
+    ordering = "none" if call.rma_operation in ("put", "get") else "relaxed"
+    prov.judgement("/semantics/one_sided/ordering", "rma_accumulate_ordering")
+    return {
+        "operation": operation,
+        "epoch_type": "lock" if call.rma_request_based else "fence",
+        "ordering": ordering,
+    }
+
+
+def semantics_atomic(call: CallClass, prov: Provenance) -> dict[str, Any] | None:
+    if call.semantic_class != "atomic" or call.rma_operation is None:
+        return None
+    prov.rule(
+        "/semantics/atomic", "rule:rma.atomic_by_name (usis-api-schema.json semantics_atomic)"
+    )
+    if call.rma_operation == "compare_and_swap":
+        return {"operation": "cswap", "fetch": True, "compare": True}
+    return {"operation": None, "fetch": True, "compare": False}
+
+
+def memory_record(
+    local: str, remote: str | None, reuse: str, fence: str = "none"
+) -> dict[str, Any]:
+    return {
+        "local_completion": local,
+        "remote_completion": remote,
+        "buffer_reuse": reuse,
+        "fence_semantics": fence,
+        "symmetric_heap": False,
+        "memory_model": None,
+    }
+
+
+EXPOSED_BUFFER_CALLS = {
+    "buffer_attach",
+    "comm_attach_buffer",
+    "session_attach_buffer",
+    "win_create",
+    "win_attach",
+}
+
+
+def semantics_memory(
+    call: CallClass, variant: str | None, parameters: list[dict[str, Any]], prov: Provenance
+) -> dict[str, Any] | None:
+    rest = call.rest
+    has_buffer = any(p["kind"] == "BUFFER" for p in parameters)
+    pointer = "/semantics/memory"
+    if rest in WAIT_CALLS:
+        prov.rule(pointer, "rule:memory.wait_completes_locally")
+        return memory_record("after_return", None, "after_return", "local")
+    if rest in TEST_CALLS:
+        prov.rule(pointer, "rule:memory.test_completes_locally")
+        return memory_record("after_test", None, "after_test", "local")
+    if rest in (
+        "win_fence",
+        "win_unlock",
+        "win_unlock_all",
+        "win_flush",
+        "win_flush_all",
+        "win_wait",
+    ):
+        prov.rule(pointer, "rule:memory.rma_completes_both_sides (MPI-4.1 §12.5)")
+        return memory_record("after_return", "after_return", "after_return", "both")
+    if rest == "win_test":
+        prov.rule(pointer, "rule:memory.rma_completes_both_sides (MPI-4.1 §12.5.2)")
+        return memory_record("after_test", "after_return", "after_test", "both")
+    if rest in ("win_complete", "win_flush_local", "win_flush_local_all"):
+        prov.rule(pointer, "rule:memory.rma_completes_origin (MPI-4.1 §12.5.2, §12.5.4)")
+        return memory_record("after_return", None, "after_return", "local")
+    if rest == "win_sync":
+        prov.rule(pointer, "rule:memory.win_sync (MPI-4.1 §12.5.4)")
+        return memory_record("after_return", None, "after_return", "local")
+    if not has_buffer:
+        prov.rule(pointer, "rule:memory.no_buffer")
+        return None
+    nonblocking = variant in ("nb", "p", "pp")
+    local = "after_wait" if nonblocking else "after_return"
+    if call.rma_operation is not None:
+        local = "after_wait" if call.rma_request_based else "after_flush"
+        remote = None if call.rma_operation == "get" else "after_fence"
+        prov.judgement(pointer + "/remote_completion", "rma_remote_after_fence")
+        prov.rule(pointer + "/local_completion", "rule:memory.rma_local (MPI-4.1 §12.3)")
+        return memory_record(local, remote, local)
+    if call.collective_base is not None or call.p2p_base is not None:
+        sends = call.p2p_direction in ("send", "send_receive") or call.collective_base is not None
+        remote = "after_return" if sends else None
+        if sends:
+            prov.judgement(pointer + "/remote_completion", "remote_completion_two_sided")
+        prov.rule(pointer + "/local_completion", "rule:memory.local_by_variant")
+        return memory_record(local, remote, local)
+    if call.api_group == "io":
+        if SPLIT_BEGIN.match(rest):
+            prov.judgement(pointer, "split_collective_begin")
+            return memory_record("after_wait", None, "after_wait")
+        prov.rule(pointer, "rule:memory.io_local (file storage is no remote process)")
+        return memory_record(local, None, local)
+    if rest in EXPOSED_BUFFER_CALLS:
+        prov.curated(
+            pointer, "MPI-4.1 §3.6 and §12.2: the buffer belongs to MPI until detached or freed"
+        )
+        return memory_record("after_return", None, "never")
+    prov.rule(pointer, "rule:memory.local_buffer_call")
+    return memory_record("after_return", None, "after_return")
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameters and return
+
+
+def build_parameters(
+    record: Mapping[str, Any],
+    callbacks: Mapping[str, Mapping[str, Any]],
+    call: CallClass,
+    prov: Provenance,
+) -> list[dict[str, Any]]:
+    function_key = record["key"]
+    origin = record.get("curated_from") or "apis.json"
+    parameters = []
+    for index, raw in enumerate(record["parameters"]):
+        pointer = f"/parameters/{index}"
+        length, array_type = length_and_array_type(raw.get("length"))
+        kind, kind_origin = map_kind(function_key, raw, length is not None)
+        desc = str(raw.get("desc") or "").strip() or None
+        parameter = {
+            "name": raw["name"],
+            "kind": kind,
+            "direction": raw["param_direction"],
+            "desc": desc,
+            "binding_type": {
+                "c": raw.get("c_type"),
+                "fortran90": raw.get("f90_type"),
+                "fortran08": raw.get("f08_type"),
+                "lis": raw.get("c_large_type"),
+                "cpp": None,
+            },
+            "asynchronous": bool(raw.get("asynchronous")),
+            "constant": bool(raw.get("constant")),
+            "pointer": raw.get("pointer"),
+            "array_type": array_type,
+            "func_type": func_type_signature(raw, callbacks),
+            "length": length,
+            "parameter_bindings": parameter_bindings(record, raw),
+            "root_only": bool(raw.get("root_only")),
+            "constraints": {
+                "not_null": None,
+                "value_range": value_range(raw),
+                "paired_with": paired_with(call, raw["name"]),
+            },
+            "memory_space": "host" if kind == "BUFFER" else None,
+        }
+        for name in (
+            "name",
+            "direction",
+            "desc",
+            "binding_type",
+            "asynchronous",
+            "constant",
+            "pointer",
+            "array_type",
+            "length",
+            "func_type",
+            "root_only",
+        ):
+            prov.source(f"{pointer}/{name}", f"{origin}: {function_key}.parameters[{index}]")
+        prov.curated(f"{pointer}/kind", kind_origin)
+        prov.rule(f"{pointer}/parameter_bindings", "rule:parameter_bindings.from_suppress_flags")
+        prov.rule(f"{pointer}/constraints", "rule:constraints.from_forum_kind (NNI/PI kinds)")
+        prov.rule(f"{pointer}/constraints/paired_with", "rule:constraints.paired_with")
+        prov.judgement(f"{pointer}/memory_space", "memory_space_host")
+        parameters.append(parameter)
+    return parameters
+
+
+RETURN_KINDS = {"ERROR_CODE": "ERROR_CODE", "ERROR_CLASS": "ERROR_CODE", "NOTHING": "void"}
+
+
+def build_return(
+    call: CallClass, record: Mapping[str, Any], parameters: list[dict[str, Any]], prov: Provenance
+) -> dict[str, Any]:
+    kind = RETURN_KINDS.get(record["return_kind"], "value")
+    prov.rule("/return/kind", f"rule:return.kind_from_forum_return_kind ({record['return_kind']})")
+    prov.rule(
+        "/return/value_kind",
+        "rule:return.value_kind_null (times, addresses and handle conversions have no fitting kind)",
+    )
+    c_type = record.get("c_return_type") if record["attributes"].get("c_expressible") else None
+    errors = possible_errors(call, parameters) if kind == "ERROR_CODE" else []
+    prov.rule(
+        "/return/possible_errors", "rule:return.error_classes_from_parameter_kinds (MPI-4.1 §9.4)"
+    )
+    prov.rule("/return/possible_successes", "rule:return.mpi_success")
+    prov.source("/return/binding_type", "apis.json return_kind rendered by pympistandard")
+    # Fortran reports an MPI error through the ierror argument, and the few value-returning
+    # procedures are C-only or render their Fortran result type only inside the function text.
+    fortran_type = None
+    return {
+        "kind": kind,
+        "value_kind": None,
+        "binding_type": {
+            "c": c_type,
+            "fortran90": fortran_type,
+            "fortran08": fortran_type,
+            "lis": c_type if record["attributes"].get("lis_expressible") else None,
+            "cpp": None,
+        },
+        "possible_errors": errors,
+        "possible_successes": ["MPI_SUCCESS"] if kind == "ERROR_CODE" else [],
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Tool integration
+
+
+def context_dependencies(call: CallClass, semantics: Mapping[str, Any]) -> list[dict[str, Any]]:
+    dependencies: list[dict[str, Any]] = []
+    if call.p2p_base in STANDARD_MODE_BASES and call.rest not in PARTITIONED:
+        for name in ("synchronous", "buffered", "ready"):
+            dependencies.append(
+                {
+                    "field": f"semantics.point_to_point.{name}",
+                    "default_value": None,
+                    "depends_on": [
+                        "message size against the implementation's eager threshold",
+                        "buffer space the implementation has available",
+                    ],
+                    "note": "A standard-mode send may buffer the message and return, or wait for the "
+                    "matching receive as a synchronous send would; the implementation decides per message.",
+                }
+            )
+    memory = semantics.get("memory")
+    if (
+        memory
+        and memory["remote_completion"] == "after_return"
+        and (call.p2p_base is not None or call.collective_base is not None)
+    ):
+        dependencies.append(
+            {
+                "field": "semantics.memory.remote_completion",
+                "default_value": "after_return",
+                "depends_on": ["completion of the matching call at the partner processes"],
+                "note": "Data reach a partner's buffer when that partner's own matching receive or "
+                "collective call completes; this call's return does not by itself guarantee it.",
+            }
+        )
+    if call.rma_operation is not None:
+        dependencies.append(
+            {
+                "field": "semantics.one_sided.epoch_type"
+                if call.semantic_class == "one_sided"
+                else "semantics.memory.local_completion",
+                "default_value": ("lock" if call.rma_request_based else "fence")
+                if call.semantic_class == "one_sided"
+                else "after_flush",
+                "depends_on": [
+                    "the synchronization the caller opened on the window: fence, post-start-complete-wait, lock/unlock or lock_all/unlock_all"
+                ],
+                "note": "An RMA operation is valid in any access epoch; which one governs it is fixed by "
+                "the surrounding synchronization calls, not by this call.",
+            }
+        )
+        if memory and memory["remote_completion"] == "after_fence":
+            dependencies.append(
+                {
+                    "field": "semantics.memory.remote_completion",
+                    "default_value": "after_fence",
+                    "depends_on": [
+                        "the call that closes the epoch: MPI_Win_fence, MPI_Win_complete, MPI_Win_unlock(_all) or MPI_Win_flush(_all)"
+                    ],
+                    "note": "The update is complete at the target when the epoch is closed or flushed.",
+                }
+            )
+        if call.rma_operation not in ("put", "get"):
+            dependencies.append(
+                {
+                    "field": "semantics.one_sided.ordering"
+                    if call.semantic_class == "one_sided"
+                    else "semantics.memory.memory_model",
+                    "default_value": "relaxed" if call.semantic_class == "one_sided" else None,
+                    "depends_on": [
+                        "the window's accumulate_ordering info key (default rar,raw,war,waw)"
+                    ],
+                    "note": "Accumulate-family operations from one origin to one target location are "
+                    "ordered as accumulate_ordering says; put and get are never ordered.",
+                }
+            )
+    if call.rest in MAY_BLOCK_OPENERS:
+        dependencies.append(
+            {
+                "field": "execution.blocking",
+                "default_value": False,
+                "depends_on": [
+                    "the MPI implementation",
+                    "whether the matching exposure epoch or lock is available",
+                ],
+                "note": "The standard allows this call to block until the target side is ready, and "
+                "does not require it to.",
+            }
+        )
+    if call.rest in WAIT_CALLS | TEST_CALLS:
+        dependencies.append(
+            {
+                "field": "execution.stages",
+                "default_value": "c,f",
+                "depends_on": ["whether the completed request is persistent"],
+                "note": "Completing a nonpersistent request also frees it (stages c and f); a persistent "
+                "request only becomes inactive (stage c).",
+            }
+        )
+    return dependencies
+
+
+def invariants(parameters: list[dict[str, Any]]) -> list[str]:
+    found = []
+    for parameter in parameters:
+        value = parameter["constraints"]["value_range"]
+        if value is None or parameter["array_type"] is not None:
+            continue
+        name = parameter["name"]
+        if value == f"{name} >= 0":
+            found.append(f"param:{name} >= 0")
+        elif value == f"{name} > 0":
+            found.append(f"param:{name} > 0")
+    return found
+
+
+def tool_integration(
+    call: CallClass,
+    record: Mapping[str, Any],
+    semantics: Mapping[str, Any],
+    parameters: list[dict[str, Any]],
+    prov: Provenance,
+) -> dict[str, Any]:
+    profiling = f"P{record['name']}" if call.category == "procedure" else None
+    prov.rule("/tool_integration/profiling_name", "rule:profiling.pmpi_prefix (MPI-4.1 §15.2)")
+    has_buffer = any(p["kind"] == "BUFFER" for p in parameters)
+    collective = semantics.get("collective")
+    if not has_buffer:
+        aliasing = None
+    elif collective and collective["in_place"]:
+        aliasing = "in_place_only"
+    else:
+        aliasing = "forbidden"
+    prov.curated(
+        "/tool_integration/buffer_aliasing",
+        "MPI-4.1 chapter 2 (Terms and Conventions), aliased arguments: output arguments may not alias other arguments unless MPI_IN_PLACE is defined (rule:aliasing)",
+    )
+    prov.rule("/tool_integration/invariants", "rule:invariants.from_forum_nni_kinds")
+    prov.rule("/tool_integration/context_dependencies", "rule:context_dependencies")
+    return {
+        "profiling_name": profiling,
+        "invariants": invariants(parameters),
+        "buffer_aliasing": aliasing,
+        "context_dependencies": context_dependencies(call, semantics),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Relationships
+
+
+def nonblocking_name(rest: str) -> list[str]:
+    """Candidate names of the nonblocking counterpart of a blocking call."""
+    candidates = [f"i{rest}"]
+    if rest.startswith("file_"):
+        candidates.append("file_i" + rest[len("file_") :])
+    inverse = {blocking: nb for nb, blocking in NONBLOCKING_MANAGEMENT.items()}
+    if rest in inverse:
+        candidates.insert(0, inverse[rest])
+    return candidates
+
+
+NEIGHBORHOOD_PAIRS = {
+    "allgather": "neighbor_allgather",
+    "allgatherv": "neighbor_allgatherv",
+    "alltoall": "neighbor_alltoall",
+    "alltoallv": "neighbor_alltoallv",
+    "alltoallw": "neighbor_alltoallw",
+}
+
+
+def variant_links(keys: set[str]) -> dict[str, dict[str, str | None]]:
+    """variants.{nonblocking,blocking,persistent,neighborhood} for every key, by the name rules."""
+    links: dict[str, dict[str, str | None]] = {
+        key: {"nonblocking": None, "blocking": None, "persistent": None, "neighborhood": None}
+        for key in keys
+    }
+    for key in sorted(keys):
+        rest = key[len("mpi_") :]
+        for candidate in nonblocking_name(rest):
+            target = f"mpi_{candidate}"
+            if target in keys and target != key and links[target]["blocking"] is None:
+                if rest.startswith("i") and rest[1:] and f"mpi_{rest[1:]}" in keys:
+                    break  # this entry is itself a nonblocking variant
+                links[key]["nonblocking"] = target
+                links[target]["blocking"] = key
+                break
+        persistent = f"mpi_{rest}_init"
+        if persistent in keys and (
+            rest in COLLECTIVE_BASES or rest in ("send", "bsend", "ssend", "rsend", "recv")
+        ):
+            links[key]["persistent"] = persistent
+            links[persistent]["blocking"] = key
+    for plain, neighbor in NEIGHBORHOOD_PAIRS.items():
+        for prefix, suffix in (("", ""), ("i", ""), ("", "_init")):
+            left = f"mpi_{prefix}{plain}{suffix}"
+            right = f"mpi_{prefix}{neighbor}{suffix}"
+            if left in keys and right in keys:
+                links[left]["neighborhood"] = right
+                links[right]["neighborhood"] = left
+    return links
+
+
+# ---------------------------------------------------------------------------------------------
+# Formal assignments
+
+
+def lifecycle_assignment(
+    parameters: list[dict[str, Any]], collective: bool
+) -> dict[str, Any] | None:
+    """A handle-creating call's lifecycle shape, by rule: a new datatype derived from `oldtype`
+    (local), or a new communicator derived from the input communicator (collective)."""
+    by_name = {parameter["name"]: parameter for parameter in parameters}
+    newtype = by_name.get("newtype")
+    if newtype is not None and newtype["kind"] == "DATATYPE" and newtype["direction"] == "out":
+        bindings: dict[str, Any] = {"handle": "param:newtype", "handle_kind": "DATATYPE"}
+        if "oldtype" in by_name:
+            bindings["parent"] = "param:oldtype"
+        return {"shape_ref": "lifecycle.local_create", "bindings": bindings}
+    created = [p for p in parameters if p["kind"] == "COMMUNICATOR" and p["direction"] == "out"]
+    parents = [p for p in parameters if p["kind"] == "COMMUNICATOR" and p["direction"] == "in"]
+    if collective and len(created) == 1 and parents and "request" not in by_name:
+        return {
+            "shape_ref": "lifecycle.collective_create",
+            "bindings": {
+                "handle": f"param:{created[0]['name']}",
+                "handle_kind": "COMMUNICATOR",
+                "parent": f"param:{parents[0]['name']}",
+            },
+        }
+    return None
+
+
+def formal_assignment(
+    call: CallClass, variant: str | None, parameters: list[dict[str, Any]], collective: bool
+) -> tuple[dict[str, Any] | None, str]:
+    """The {shape_ref, bindings} assignment for a call from curated/mpi/formal.yaml, or None."""
+    table = curated("formal")
+    origin = curated_path("formal")
+    parameter_names = {parameter["name"] for parameter in parameters}
+    base_assignment = None
+    if call.key in table["calls"]:
+        return copy.deepcopy(table["calls"][call.key]), f"{origin}#calls.{call.key}"
+    # The Fortran-kind constructors return predefined datatypes, which have no lifecycle.
+    predefined = call.rest.startswith("type_create_f90_")
+    lifecycle = None if predefined else lifecycle_assignment(parameters, collective)
+    if lifecycle is not None:
+        return lifecycle, "rule:formal.handle_constructor (new handle derived from an input handle)"
+    if call.collective_base is not None:
+        base_assignment = table["collective"].get(call.collective_base)
+        where = f"{origin}#collective.{call.collective_base}"
+    elif call.p2p_base is not None and call.rest not in PARTITIONED:
+        base_assignment = table["p2p"].get(call.p2p_base)
+        where = f"{origin}#p2p.{call.p2p_base}"
+    elif call.rma_operation is not None:
+        base_assignment = table["rma"].get(call.rma_operation)
+        where = f"{origin}#rma.{call.rma_operation}"
+    if base_assignment is None:
+        return None, "no shape fits"
+    assignment = copy.deepcopy(base_assignment)
+    request_shape = table["request_shapes"].get(variant or "")
+    if request_shape is not None and "request" in parameter_names:
+        refs = assignment["shape_ref"]
+        assignment["shape_ref"] = [*(refs if isinstance(refs, list) else [refs]), request_shape]
+        assignment["bindings"] = {**assignment["bindings"], "request": "param:request"}
+    return assignment, where
+
+
+# ---------------------------------------------------------------------------------------------
+# Entries
+
+
+def identity(call: CallClass, record: Mapping[str, Any], prov: Provenance) -> dict[str, Any]:
+    since, since_source = since_table().get(call.key, (None, ""))
+    if call.key not in since_table():
+        raise MpiCurationError(
+            f"mpi:{call.key}: no `since` in {curated_path('since')}; add the call to its version"
+        )
+    deprecation = deprecation_table().get(call.key)
+    refs, refs_origin = standard_refs(call)
+    desc, desc_origin = describe(call, record)
+    prov.source(
+        "/identity/name", "apis.json name" if "curated_from" not in record else curated_path("ulfm")
+    )
+    prov.rule("/identity/model", "rule:identity.model")
+    prov.rule("/identity/api_group", call.api_group_rule)
+    if call.api_group is None or call.rest in ("start", "startall", "request_free", "cancel"):
+        prov.judgement("/identity/api_group", "api_group_choices")
+    prov.curated("/identity/since", f"{curated_path('since')}: {since_source}")
+    if since is None:
+        prov.judgement("/identity/since", "ulfm_since_null")
+    prov.curated(
+        "/identity/deprecated_in",
+        f"{curated_path('deprecations')}: {deprecation['source']}"
+        if deprecation
+        else f"{curated_path('deprecations')} (not listed: not deprecated)",
+    )
+    prov.curated("/identity/standard_refs", refs_origin)
+    prov.note(
+        "/identity/desc", "curated" if desc_origin.startswith("curated") else "rule", desc_origin
+    )
+    prov.rule(
+        "/identity/type_family", "rule:identity.no_type_family (MPI calls take a datatype argument)"
+    )
+    return {
+        "model": MODEL,
+        "name": record["name"],
+        "api_group": call.api_group,
+        "since": since,
+        "deprecated_in": deprecation["deprecated_in"] if deprecation else None,
+        "standard_refs": refs,
+        "desc": desc,
+        "type_family": None,
+    }
+
+
+def index_overload(forum_value: Any) -> bool | None:
+    """apis.json gives the overloaded Fortran interface's text where one exists; the schema a flag."""
+    if forum_value is None or isinstance(forum_value, bool):
+        return forum_value
+    return bool(str(forum_value).strip()) or None
+
+
+def bindings(record: Mapping[str, Any], prov: Provenance) -> dict[str, Any]:
+    attributes = record["attributes"]
+    origin = record.get("curated_from") or "apis.json attributes rendered by pympistandard"
+    c_expressible = bool(attributes.get("c_expressible"))
+    name = record["name"]
+    prov.source("/bindings", origin)
+    prov.curated("/bindings/cpp", "MPI-3.0 removed the C++ bindings (MPI-4.1 §17.2)")
+    prov.rule("/bindings/c/header", "rule:bindings.header_mpi_h")
+    prov.rule("/bindings/fortran08/module", "rule:bindings.module_mpi_f08")
+    return {
+        "c": {
+            "expressible": c_expressible,
+            "header": HEADER,
+            "signature": record.get("c_signature") if c_expressible else None,
+        },
+        "fortran90": {
+            "name": record.get("f90_name") or record.get("name_f90") or name.upper(),
+            "expressible": bool(attributes.get("f90_expressible")),
+            "use_colons": bool(attributes.get("f90_use_colons")),
+            "index_overload": index_overload(attributes.get("f90_index_overload")),
+            "not_with_mpif": bool(attributes.get("not_with_mpif")),
+        },
+        "fortran08": {
+            "name": record.get("f08_name") or name,
+            "expressible": bool(attributes.get("f08_expressible")),
+            "abstract_interface": bool(attributes.get("f08_abstract_interface")),
+            "module": F08_MODULE,
+        },
+        "lis": {"expressible": bool(attributes.get("lis_expressible"))},
+        "cpp": None,
+    }
+
+
+def build_entry(
+    record: Mapping[str, Any],
+    callbacks: Mapping[str, Mapping[str, Any]],
+    links: Mapping[str, Mapping[str, str | None]],
+) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
+    """(entry, formal assignment or None, provenance) for one record."""
+    prov = Provenance()
+    call = classify_call(record)
+    collective, collective_rule = is_collective(call)
+    parameters = build_parameters(record, callbacks, call, prov)
+    execution_section = execution(call, collective, prov)
+    prov.rule("/execution/collective", collective_rule)
+    if call.key in ("mpi_init", "mpi_init_thread"):
+        prov.judgement("/execution/collective", "init_not_collective")
+    variant = operation_variant(call, collective)
+    semantics_section: dict[str, Any] = {
+        "collective": semantics_collective(call, parameters, prov),
+        "point_to_point": semantics_p2p(call, prov),
+        "one_sided": semantics_one_sided(call, prov),
+        "atomic": semantics_atomic(call, prov),
+        "memory": None,
+        "formal": None,
+    }
+    semantics_section["memory"] = semantics_memory(call, variant, parameters, prov)
+    deprecation = deprecation_table().get(call.key)
+    superseded_by = (
+        f"mpi:{deprecation['superseded_by']}"
+        if deprecation and deprecation["superseded_by"]
+        else None
+    )
+    prov.curated(
+        "/relationships/superseded_by",
+        f"{curated_path('deprecations')}" + (f": {deprecation['source']}" if deprecation else ""),
+    )
+    prov.rule(
+        "/relationships/variants",
+        "rule:variants.by_name (i-prefix, _init suffix, neighbor_ prefix)",
+    )
+    prov.rule("/relationships/supersedes", "rule:supersedes.inversion_of_superseded_by")
+    own_links = links.get(call.key, {})
+    entry = {
+        "identity": identity(call, record, prov),
+        "bindings": bindings(record, prov),
+        "execution": execution_section,
+        "semantics": semantics_section,
+        "parameters": parameters,
+        "return": build_return(call, record, parameters, prov),
+        "tool_integration": tool_integration(call, record, semantics_section, parameters, prov),
+        "relationships": {
+            "variants": {
+                "nonblocking": prefixed(own_links.get("nonblocking")),
+                "blocking": prefixed(own_links.get("blocking")),
+                "persistent": prefixed(own_links.get("persistent")),
+                "neighborhood": prefixed(own_links.get("neighborhood")),
+                "host": None,
+                "gpu": None,
+            },
+            "superseded_by": superseded_by,
+            "supersedes": [],
+        },
+    }
+    assignment, formal_origin = formal_assignment(call, variant, parameters, collective)
+    prov.curated("/semantics/formal", formal_origin)
+    return entry, assignment, prov.records
+
+
+def prefixed(function_key: str | None) -> str | None:
+    return f"{MODEL}:{function_key}" if function_key else None
+
+
+def invert_supersession(entries: dict[str, dict[str, Any]]) -> None:
+    """Fill relationships.supersedes as the sorted inversion of superseded_by (as assemble does)."""
+    inverse: dict[str, list[str]] = {key: [] for key in entries}
+    for key, entry in entries.items():
+        target = entry["relationships"]["superseded_by"]
+        if target is not None:
+            if target not in inverse:
+                raise MpiCurationError(
+                    f"{key}: superseded_by {target!r} is not an entry of the corpus"
+                )
+            inverse[target].append(key)
+    for key, entry in entries.items():
+        entry["relationships"]["supersedes"] = sorted(inverse[key])
+
+
+def known_shapes() -> set[str] | None:
+    """Shape ids of curated/shapes.json, or None when the catalog does not exist yet."""
+    import json
+
+    path = CURATED_DIR.parent / "shapes.json"
+    if not path.is_file():
+        return None
+    catalog = json.loads(path.read_text(encoding="utf-8"))
+    shapes = catalog.get("shapes", catalog) if isinstance(catalog, dict) else catalog
+    items = shapes.values() if isinstance(shapes, dict) else shapes
+    return {str(shape["id"]) for shape in items}
+
+
+def missing_shapes(formal: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Shape ids the MPI assignments name that curated/shapes.json lacks, with the keys needing them."""
+    available = known_shapes() or set()
+    missing: dict[str, list[str]] = {}
+    for key, assignment in formal.items():
+        refs = assignment["shape_ref"]
+        for ref in refs if isinstance(refs, list) else [refs]:
+            if ref not in available:
+                missing.setdefault(ref, []).append(key)
+    return missing
+
+
+def classify(extracted: Mapping[str, Any]) -> dict[str, Any]:
+    """Complete MPI entries (formal left null and described in "formal") with their provenance."""
+    if extracted.get("model") != MODEL:
+        raise MpiCurationError(
+            f"classify.mpi: extracted model is {extracted.get('model')!r}, expected 'mpi'"
+        )
+    records = list(extracted["records"]) + ulfm_records()
+    keys = [record["key"] for record in records]
+    duplicates = sorted({key for key in keys if keys.count(key) > 1})
+    if duplicates:
+        raise MpiCurationError(f"classify.mpi: duplicate records {duplicates}")
+    callbacks = {record["key"]: record for record in records if record["category"] == "callback"}
+    links = variant_links(set(keys))
+    entries: dict[str, dict[str, Any]] = {}
+    formal: dict[str, dict[str, Any]] = {}
+    provenance: dict[str, dict[str, Any]] = {}
+    for record in sorted(records, key=lambda item: item["key"]):
+        entry, assignment, records_of_entry = build_entry(record, callbacks, links)
+        key = f"{MODEL}:{record['key']}"
+        entries[key] = entry
+        provenance[key] = records_of_entry
+        if assignment is not None:
+            formal[key] = assignment
+    invert_supersession(entries)
+    available = known_shapes()
+    if available is not None:
+        formal = {
+            key: assignment
+            for key, assignment in formal.items()
+            if all(
+                ref in available
+                for ref in (
+                    assignment["shape_ref"]
+                    if isinstance(assignment["shape_ref"], list)
+                    else [assignment["shape_ref"]]
+                )
+            )
+        }
+    return {
+        "model": MODEL,
+        "sources": extracted["sources"],
+        "entries": entries,
+        "formal": formal,
+        "provenance": provenance,
+    }

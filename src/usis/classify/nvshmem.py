@@ -1,0 +1,658 @@
+"""Classify NVSHMEM's host and device API into complete USIS entries, one per function or `{T}`
+family.
+
+The header declares every typed routine once per type; members that agree on everything but
+the type become one `{T}` family entry (with a `families` record, as the OpenSHMEM classifier
+writes it). Where a function may be called from follows its declarations: `_on_stream` variants
+are host calls whose work runs on the GPU in stream order, `_block` / `_warp` variants are
+device calls made together by a block or a warp (their own entries, with `gpu_scope`), and the
+plain forms are host, device or both as the header marks them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from usis.classify.cuda import (
+    ClassifyError,
+    Notes,
+    ParameterFacts,
+    assemble_entry,
+    build_parameter,
+    context_dependency,
+    curated_document,
+    curated_origin,
+    default_direction,
+    empty_semantics,
+    execution,
+    is_pointer,
+    memory,
+    note_parameter,
+    return_of,
+)
+
+MODEL = "nvshmem"
+PLACEHOLDER = "{T}"
+API_HEADERS = ("nvshmem.h", "nvshmemx.h")
+
+
+@dataclass(frozen=True)
+class Operation:
+    """What a function name says: the operation, its reduction operator and its variant axes."""
+
+    key: str
+    reduction: str | None
+    scope: str | None  # None, "warp", "block", "warpgroup"
+    on_stream: bool
+    nbi: bool
+    queue_pair: bool
+    sized: bool
+    bytes_form: bool
+
+
+SCOPE_SUFFIX = re.compile(r"_(warpgroup|warp|block)$")
+REDUCTION = re.compile(r"^(and|or|xor|max|min|sum|prod)_(reduce|reducescatter)$")
+
+
+def operation_of(name: str) -> Operation:
+    """Parse an NVSHMEM name (concrete or with `{T}`) into its operation and variant axes."""
+    rest = re.sub(r"^nvshmemx?_", "", name)
+    on_stream = rest.endswith("_on_stream")
+    rest = rest.removesuffix("_on_stream")
+    scope_match = SCOPE_SUFFIX.search(rest)
+    scope = scope_match.group(1) if scope_match else None
+    if scope_match:
+        rest = rest[: scope_match.start()]
+    queue_pair = rest.startswith("qp_")
+    rest = rest.removeprefix("qp_")
+    sized = bool(re.match(r"^(put|get|iput|iget)\{T\}", rest))
+    rest = re.sub(r"(^|_)\{T\}_", r"\1", rest).replace(PLACEHOLDER, "")
+    rest = re.sub(r"^(half|double2)_", "", rest)
+    bytes_form = bool(re.match(r"^(put|get|broadcast|fcollect|alltoall)mem", rest))
+    rest = re.sub(r"^(put|get|broadcast|fcollect|alltoall)mem", r"\1", rest)
+    nbi = "_nbi" in rest
+    rest = rest.replace("_nbi", "")
+    reduction = None
+    reduction_match = REDUCTION.match(rest)
+    if reduction_match:
+        reduction, rest = reduction_match.group(1), reduction_match.group(2)
+    return Operation(rest, reduction, scope, on_stream, nbi, queue_pair, sized, bytes_form)
+
+
+ATOMIC_OPERATIONS = {
+    # operation key -> (semantics.atomic.operation, fetch, compare), as the OpenSHMEM corpus.
+    "atomic_fetch": ("fetch", True, False),
+    "atomic_set": ("set", False, False),
+    "atomic_swap": ("swap", True, False),
+    "atomic_compare_swap": ("cswap", True, True),
+    "atomic_fetch_add": ("fetch_add", True, False),
+    "atomic_fetch_inc": ("fetch_inc", True, False),
+    "atomic_add": ("add", False, False),
+    "atomic_inc": ("inc", False, False),
+    "atomic_and": ("and", False, False),
+    "atomic_or": ("or", False, False),
+    "atomic_xor": ("xor", False, False),
+    "atomic_fetch_and": ("fetch_and", True, False),
+    "atomic_fetch_or": ("fetch_or", True, False),
+    "atomic_fetch_xor": ("fetch_xor", True, False),
+}
+COLLECTIVE_TYPES = {
+    # operation key -> (semantics.collective.type, root_involved, algorithm_class)
+    "broadcast": ("broadcast", True, "one_to_all"),
+    "fcollect": ("allgather", False, "all_to_all"),
+    "alltoall": ("alltoall", False, "all_to_all"),
+    "reduce": ("allreduce", False, "all_to_all"),
+    "reducescatter": ("reduce_scatter", False, "all_to_all"),
+}
+BARRIERS = {"barrier", "barrier_all", "sync", "sync_all", "team_sync"}
+WAITS = re.compile(r"^(wait_until|test)(_all|_any|_some)?(_vector)?$")
+QUERIES = {
+    "my_pe": ("value", "RANK"),
+    "n_pes": ("value", "TEAM_SIZE"),
+    "team_my_pe": ("value", "RANK"),
+    "team_n_pes": ("value", "TEAM_SIZE"),
+    "team_translate_pe": ("value", "RANK"),
+    "ptr": ("RESULT", None),
+    "mc_ptr": ("RESULT", None),
+    "info_get_version": ("void", None),
+    "info_get_name": ("void", None),
+    "vendor_get_version_info": ("void", None),
+    "init_status": ("value", None),
+    "query_thread": ("void", None),
+    "team_get_config": ("ERROR_CODE", None),
+    "region_is_active": ("bool", None),
+    "collective_launch_query_gridsize": ("ERROR_CODE", None),
+}
+ALLOCATIONS = {"malloc", "calloc", "align", "free"}
+COLLECTIVE_MANAGEMENT = {"team_split_strided", "team_split_2d", "team_destroy", "init", "init_thread", "finalize", "init_attr", "hostlib_init_attr", "hostlib_finalize", "team_init", "buffer_register_symmetric", "buffer_unregister_symmetric", "buffer_register_symmetric_at_preferred_address"}
+
+
+@cache
+def descriptions() -> Mapping[str, Any]:
+    document: Mapping[str, Any] = curated_document(MODEL, "operations.yaml")
+    return document
+
+
+def phrase(operation: Operation, typed: bool) -> str:
+    if operation.bytes_form:
+        return "bytes"
+    if operation.sized:
+        return f"{PLACEHOLDER}-bit elements"
+    return f"{PLACEHOLDER} elements" if typed else "elements"
+
+
+def describe(operation: Operation, typed: bool) -> tuple[str, str]:
+    """A one-sentence description from the curated operation phrases, and its origin."""
+    table = descriptions()["operations"]
+    item = table.get(operation.key)
+    if item is None:
+        raise ClassifyError(
+            f"nvshmem operation {operation.key!r} has no description in "
+            "curated/nvshmem/operations.yaml; add one"
+        )
+    sentence = item["desc"].format(
+        things=phrase(operation, typed), op=operation.reduction or "", T=PLACEHOLDER
+    )
+    if operation.nbi:
+        sentence = sentence.rstrip(".") + ", returning before the transfer is complete (finished by a quiet)."
+    if operation.scope in ("block", "warp", "warpgroup"):
+        sentence = sentence.rstrip(".") + f"; every thread of the calling {operation.scope} calls it together."
+    if operation.on_stream:
+        sentence = sentence.rstrip(".") + "; issued from the host and performed in order on a CUDA stream."
+    if operation.queue_pair:
+        sentence = sentence.rstrip(".") + ", on a chosen queue pair."
+    return sentence, curated_origin(MODEL, "operations.yaml", operation.key)
+
+
+REMOTE_SIDE = {"put": {"dest"}, "p": {"dest"}, "iput": {"dest"}, "put_signal": {"dest", "sig_addr"}, "get": {"source", "src"}, "g": {"source", "src"}, "iget": {"source"}}
+TEAM_NAMES = {"team", "parent_team", "src_team", "dest_team", "new_team", "xaxis_team", "yaxis_team"}
+COUNT_NAMES = {"nelems", "nelem", "nreduce", "bytes", "count", "num_qps"}
+RANK_NAMES = {"pe", "PE_root", "src_pe", "start"}
+STREAM_NAMES = {"stream", "cstrm", "cstream"}
+SCALAR_NAMES = {"value", "cond", "cmp_value", "signal", "dst", "sst", "stride", "size", "alignment", "status", "xrange", "major", "minor", "patch"}
+
+
+def parameter_facts(operation: Operation, declared: Mapping[str, Any], device_side: bool) -> tuple[ParameterFacts, str]:
+    name, c_type = declared["name"] or "", declared["type"]
+    direction = default_direction(c_type)
+    base = c_type.replace("const ", "").rstrip("*").strip()
+    key = operation.key
+    if name in STREAM_NAMES or base == "cudaStream_t":
+        return ParameterFacts("STREAM", "in", "the CUDA stream the operation is ordered on"), "param-stream"
+    if name in TEAM_NAMES or base == "nvshmem_team_t":
+        out = is_pointer(c_type) and base == "nvshmem_team_t"
+        return ParameterFacts("TEAM", "out" if out else "in", "the team created" if out else "the team"), "param-team"
+    if name in RANK_NAMES:
+        return ParameterFacts("RANK", "in", "the PE number" if name != "PE_root" else "the root PE", value_range="0 <= value < number of PEs"), "param-rank"
+    if name in COUNT_NAMES and not is_pointer(c_type):
+        unit = "bytes" if operation.bytes_form or name == "bytes" else "elements"
+        return ParameterFacts("COUNT", "in", f"the number of {unit}"), "param-count"
+    if name == "sig_op":
+        return ParameterFacts("SIG_OP", "in", "the signal update operation (set or add)"), "param-sig-op"
+    if name in ("requested", "provided"):
+        return ParameterFacts("THREAD_LEVEL", direction, "a thread-support level"), "param-thread-level"
+    if name == "name" and "char" in c_type:
+        return ParameterFacts("STRING", "out", "the library name"), "param-string"
+    if is_pointer(c_type) and base in ("void", "char", "int", "long", "short", "float", "double") or PLACEHOLDER in c_type or name in ("dest", "source", "src", "fetch", "sig_addr", "ivars", "ptr"):
+        if name in ("dest", "source", "src", "fetch", "sig_addr", "ivars", "ptr", "status", "indices", "cmp_values") or PLACEHOLDER in c_type:
+            if name in ("indices",):
+                return ParameterFacts("INDEX_ARRAY", "out", "positions of the satisfied variables", length="nelems"), "param-index-array"
+            if name in ("cmp_values",):
+                return ParameterFacts("SCALAR", "in", "the comparison values, one per variable", length="nelems"), "param-scalar-array"
+            if name == "status" and is_pointer(c_type):
+                return ParameterFacts(None, "in", "a mask of variables to skip", length="nelems"), "param-status-mask"
+            remote = name in REMOTE_SIDE.get(key, set())
+            collective = key in COLLECTIVE_TYPES
+            symmetric = remote or collective or name in ("sig_addr", "ivars") or key in ALLOCATIONS or key.startswith(("wait", "test", "atomic", "signal"))
+            space = "symmetric_heap" if symmetric else "device" if device_side or operation.on_stream else "device"
+            direction = {"dest": "out", "fetch": "out", "sig_addr": "inout", "source": "in", "src": "in", "ivars": "in"}.get(name, direction)
+            if key.startswith("atomic") and name == "dest":
+                direction = "inout"
+            length: int | str | None = None
+            if key in ("put", "get", "iput", "iget", "put_signal") or collective:
+                count = "bytes" if operation.bytes_form and key in ("put", "get", "put_signal") else "nelems"
+                if collective:
+                    count = "nreduce" if operation.reduction else "nelem"
+                length = count if name in ("dest", "source", "src") else None
+                if collective and key in ("fcollect", "alltoall") and name == "dest":
+                    length = "*"
+                if key == "reducescatter" and name in ("source", "src"):
+                    length = "*"
+            if name == "ivars":
+                length = "nelems"
+            role = {
+                "dest": "the destination data object",
+                "source": "the source data object",
+                "src": "the source data object",
+                "fetch": "where the prior value is returned",
+                "sig_addr": "the symmetric signal word",
+                "ivars": "the symmetric variables tested",
+                "ptr": "the symmetric allocation",
+            }.get(name, "a data object")
+            return (
+                ParameterFacts(
+                    "BUFFER",
+                    direction,
+                    role,
+                    memory_space=space,
+                    length=length,
+                    asynchronous=operation.nbi or operation.on_stream,
+                ),
+                "param-buffer",
+            )
+    if name in SCALAR_NAMES or name == "cmp":
+        kind = None if name == "cmp" else "SCALAR"
+        return ParameterFacts(kind, direction, "the comparison operator" if name == "cmp" else None), "param-scalar"
+    return ParameterFacts(None, direction, None), "param-other"
+
+
+def classify_operation(operation: Operation, host: bool, device: bool) -> tuple[str | None, dict[str, Any], dict[str, Any], str]:
+    """api_group, execution, semantics and the rule id for one operation and its variant axes."""
+    scope = operation.scope
+    if scope in ("block", "warp", "warpgroup"):
+        launch, runs_on = "gpu", "gpu"
+        gpu_scope = None if scope == "warpgroup" else scope
+    elif operation.on_stream:
+        launch, runs_on, gpu_scope = "cpu", "gpu", None
+    elif host and device:
+        launch, runs_on, gpu_scope = "cpu+gpu", "cpu+gpu", "thread"
+    elif device:
+        launch, runs_on, gpu_scope = "gpu", "gpu", "thread"
+    else:
+        launch, runs_on, gpu_scope = "cpu", "cpu", None
+    key = operation.key
+    nbi = operation.nbi
+    stream = operation.on_stream
+    semantics = empty_semantics()
+
+    def run(blocking: bool, collective: bool, locality: str, completion: str | None, procedure: str | None) -> dict[str, Any]:
+        section = execution(
+            blocking=False if stream else blocking,
+            launch=launch,
+            runs_on=runs_on,
+            gpu_scope=gpu_scope,
+            collective=collective,
+            locality=locality,
+            completion="stream_ordered" if stream else completion,
+            procedure_class="nb-op" if stream else procedure,
+        )
+        if launch != "gpu":
+            section["thread_safety"] = "single"
+        return section
+
+    local = "after_wait" if stream else ("after_flush" if nbi else "after_return")
+    if key in ("put", "p", "iput", "put_signal"):
+        semantics["one_sided"] = {"operation": "put", "epoch_type": "implicit", "ordering": "release_acquire" if key == "put_signal" else "none"}
+        semantics["memory"] = memory(local, "after_quiet", local, symmetric_heap=True, model="relaxed")
+        return "one_sided", run(not nbi, False, "both", "ic" if nbi else "c", "nb-op" if nbi else "b-op"), semantics, "rma-put"
+    if key in ("get", "g", "iget"):
+        semantics["one_sided"] = {"operation": "get", "epoch_type": "implicit", "ordering": "none"}
+        semantics["memory"] = memory(local, None, local, symmetric_heap=True, model="relaxed")
+        return "one_sided", run(not nbi, False, "both", "ic" if nbi else "c", "nb-op" if nbi else "b-op"), semantics, "rma-get"
+    if key in ATOMIC_OPERATIONS:
+        name, fetch, compare = ATOMIC_OPERATIONS[key]
+        semantics["atomic"] = {"operation": name, "fetch": fetch, "compare": compare}
+        remote = None if name == "fetch" else ("after_return" if fetch else "after_quiet")
+        semantics["memory"] = memory(local, remote, local, symmetric_heap=True, model="relaxed")
+        return "one_sided", run(True, False, "both" if fetch else "remote", "c", "b-op"), semantics, "atomic"
+    if key == "signal_op":
+        semantics["atomic"] = {"operation": None, "fetch": False, "compare": False}
+        semantics["memory"] = memory(local, "after_quiet", local, symmetric_heap=True, model="relaxed")
+        return "one_sided", run(True, False, "remote", "c", "b-op"), semantics, "signal-op"
+    if key == "signal_fetch":
+        semantics["atomic"] = {"operation": "fetch", "fetch": True, "compare": False}
+        semantics["memory"] = memory("after_return", None, "after_return", symmetric_heap=True, model="relaxed")
+        return "synchronization", run(True, False, "local", "c", "b-op"), semantics, "signal-fetch"
+    if key in COLLECTIVE_TYPES:
+        collective_type, root, shape = COLLECTIVE_TYPES[key]
+        reduction = operation.reduction is not None
+        semantics["collective"] = {
+            "type": collective_type,
+            "root_involved": root,
+            "in_place": reduction,
+            "comm_scope": "intracommunicator",
+            "algorithm_class": shape,
+            "reduction_op": reduction,
+            "topology_aware": False,
+        }
+        semantics["memory"] = memory(local, "after_return", local, symmetric_heap=True, model="relaxed")
+        return "collective", run(True, True, "both", "c", "b-op"), semantics, "collective"
+    if key in BARRIERS:
+        completes = key.startswith("barrier")
+        semantics["memory"] = memory(local, None, local, fence="both" if completes else "none", symmetric_heap=True)
+        return "synchronization", run(True, True, "both", "c", "b-op"), semantics, "barrier-sync"
+    if key in ("quiet", "fence", "flush", "qp_quiet", "qp_fence"):
+        fence = "remote" if key.endswith("fence") else "both"
+        semantics["memory"] = memory(local, None, local, fence=fence, symmetric_heap=True)
+        return "synchronization", run(True, False, "both", "c", "b-op"), semantics, "fence-quiet"
+    if WAITS.match(key) or key == "signal_wait_until":
+        testing = key.startswith("test")
+        semantics["memory"] = memory("after_return", None, "after_return", symmetric_heap=True)
+        return "synchronization", run(not testing, False, "local", "c", None if testing else "b-op"), semantics, "point-to-point-sync"
+    if key in ALLOCATIONS:
+        semantics["memory"] = memory("after_return", None, "after_return", symmetric_heap=True)
+        return "management", run(True, True, "both", None, "b-op"), semantics, "symmetric-allocation"
+    if key in QUERIES:
+        return "query", run(True, False, "local", None, None), semantics, "query"
+    collective = key in COLLECTIVE_MANAGEMENT
+    return "management", run(True, collective, "both" if collective else "local", None, "b-op" if collective else None), semantics, "management"
+
+
+def return_section(operation: Operation, c_type: str) -> dict[str, Any]:
+    key = operation.key
+    if c_type == "void":
+        return return_of("void", kind="void")
+    if key in QUERIES:
+        kind, value_kind = QUERIES[key]
+        if kind in ("value", "bool", "RESULT"):
+            return return_of(c_type, kind=kind, value_kind=value_kind)
+    if key in ("malloc", "calloc", "align", "ptr", "mc_ptr"):
+        return return_of(c_type, kind="RESULT")
+    if key in ("g", "signal_fetch", "signal_wait_until") or key in ATOMIC_OPERATIONS:
+        return return_of(c_type, kind="value")
+    if key.startswith("test") and not key.startswith(("test_any", "test_some")):
+        return return_of(c_type, kind="bool")
+    if WAITS.match(key):
+        return return_of(c_type, kind="value")
+    if c_type in ("int",):
+        return return_of(c_type, kind="ERROR_CODE", successes=["0"], errors=["nonzero status"])
+    return return_of(c_type, kind="value")
+
+
+# ---------------------------------------------------------------------------------------------
+# Families
+
+
+def generalize(spelled: str, c_type: str) -> str:
+    """`const int*` with member type `int` -> `const {T}*`; other types are left alone."""
+    match = re.fullmatch(r"((?:const |volatile )*)(.*?)(\**)", spelled)
+    if match is None or not c_type:
+        return spelled
+    base = re.sub(r"\b(long|short)( int)\b", r"\1", match.group(2))
+    if base != re.sub(r"\b(long|short)( int)\b", r"\1", c_type):
+        return spelled
+    return f"{match.group(1)}{PLACEHOLDER}{match.group(3)}"
+
+
+def generic_template(members: list[Mapping[str, Any]]) -> tuple[str, list[str]] | None:
+    """(return type, parameter types) with `{T}` where the members differ only by their type,
+    or None when they differ in anything else."""
+    positions = [[m["return_type"], *[p["type"] for p in m["parameters"]]] for m in members]
+    if len({len(p) for p in positions}) != 1:
+        return None
+    template: list[str] = []
+    for index in range(len(positions[0])):
+        spelled = {positions[k][index] for k in range(len(members))}
+        if len(spelled) == 1:
+            template.append(next(iter(spelled)))
+            continue
+        generic = set()
+        for member, types in zip(members, positions, strict=True):
+            c_type = member["family_c_type"] or ""
+            generic.add(generalize(types[index], c_type))
+        if len(generic) != 1 or PLACEHOLDER not in next(iter(generic)):
+            return None
+        template.append(next(iter(generic)))
+    names = {tuple(p["name"] for p in m["parameters"]) for m in members}
+    if len(names) != 1:
+        return None
+    return template[0], template[1:]
+
+
+def group_records(records: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]], tuple[str, list[str]] | None]]:
+    """(entry name, member records, template) per entry: families first grouped by key and by
+    where they may be called from; a group that is not uniform stays concrete."""
+    grouped: dict[tuple[str, bool, bool], list[dict[str, Any]]] = defaultdict(list)
+    out: list[tuple[str, list[dict[str, Any]], tuple[str, list[str]] | None]] = []
+    for record in records:
+        if record["family"] is None:
+            out.append((record["name"], [record], None))
+            continue
+        grouped[(record["family"], record["host_visible"], record["device_visible"])].append(record)
+    families_seen: dict[str, int] = defaultdict(int)
+    for (family, _, _), members in sorted(grouped.items(), key=lambda item: (item[0][0], -len(item[1]))):
+        template = generic_template(members) if len(members) > 1 else None
+        sized = bool(re.match(r"^nvshmemx?_(qp_)?(put|get|iput|iget)\{T\}", family))
+        if len(members) > 1 and (template is not None or sized) and families_seen[family] == 0:
+            families_seen[family] += 1
+            if template is None:
+                first = members[0]
+                template = (first["return_type"], [p["type"] for p in first["parameters"]])
+            out.append((family, members, template))
+        else:
+            out.extend((member["name"], [member], None) for member in members)
+    return sorted(out, key=lambda item: item[0])
+
+
+def family_signature(name: str, template: tuple[str, list[str]], member: Mapping[str, Any]) -> str:
+    from usis.extract.cuda import render_signature
+
+    parameters = [{**p, "type": t} for p, t in zip(member["parameters"], template[1], strict=True)]
+    return render_signature({"name": name, "return_type": template[0], "parameters": parameters})
+
+
+# ---------------------------------------------------------------------------------------------
+# Entries
+
+
+@cache
+def formal_rules() -> list[dict[str, Any]]:
+    document: Mapping[str, Any] = curated_document(MODEL, "formal.yaml")
+    return list(document["assignments"])
+
+
+def formal_assignment(operation: Operation, parameter_names: list[str], typed: bool) -> tuple[dict[str, Any], int] | None:
+    for index, rule in enumerate(formal_rules()):
+        if operation.key not in rule["operations"] or operation.queue_pair:
+            continue
+        if not set(rule["requires_parameters"]) <= set(parameter_names):
+            continue
+        bindings = {}
+        for slot, value in rule["bindings"].items():
+            if isinstance(value, dict) and "count_ref" in value:
+                if operation.bytes_form:
+                    datatype = "type:char"
+                elif operation.sized:
+                    datatype = "type:uint{T}_t"
+                else:
+                    datatype = "type:{T}" if typed else "type:char"
+                value = {"count_ref": value["count_ref"], "datatype_ref": datatype}
+            bindings[slot] = value
+        return {"shape_ref": rule["shape_ref"], "bindings": bindings}, index
+    return None
+
+
+# Parameters the header declares without a name, named as the NVSHMEM API documentation's
+# prototypes name them.
+UNNAMED_PARAMETERS = {
+    "nvshmem_calloc": ("count", "size"),
+    "nvshmem_align": ("alignment", "size"),
+    "nvshmemx_barrier_all_on_stream": ("stream",),
+    "nvshmemx_sync_all_on_stream": ("stream",),
+}
+
+
+def named_parameters(name: str, parameters: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if all(p["name"] for p in parameters):
+        return parameters
+    names = UNNAMED_PARAMETERS.get(name)
+    if names is None or len(names) != len(parameters):
+        raise ClassifyError(
+            f"nvshmem:{name}: the header leaves a parameter unnamed and UNNAMED_PARAMETERS has "
+            "no names for it"
+        )
+    return [{**p, "name": p["name"] or names[index]} for index, p in enumerate(parameters)]
+
+
+def build(
+    entry_name: str, members: list[dict[str, Any]], template: tuple[str, list[str]] | None
+) -> tuple[dict[str, Any], Notes, dict[str, Any] | None, dict[str, Any] | None]:
+    primary = members[0]
+    typed = template is not None
+    # A concrete member left out of its family still names its operation through the family key.
+    operation = operation_of(primary["family"] or entry_name)
+    where = f"{primary['file']}:{primary['line']}"
+    notes = Notes("nvshmem")
+    host, device = primary["host_visible"], primary["device_visible"]
+    api_group, section, semantics, rule_id = classify_operation(operation, host, device)
+    notes.rule("/execution", rule_id)
+    notes.source("/execution/launch", f"{where} markers and declaring pass ({'host' if host else ''}{'+' if host and device else ''}{'device' if device else ''})")
+    notes.rule("/semantics", rule_id)
+    notes.rule("/identity/api_group", rule_id)
+    desc, origin = describe(operation, typed)
+    notes.curated("/identity/desc", origin)
+    declared_parameters = [
+        {**p, "type": t} for p, t in zip(primary["parameters"], template[1], strict=True)
+    ] if template else primary["parameters"]
+    unnamed = [index for index, p in enumerate(declared_parameters) if not p["name"]]
+    declared_parameters = named_parameters(entry_name, declared_parameters)
+    parameters = []
+    device_side = operation.scope is not None or (device and not host)
+    for index, declared in enumerate(declared_parameters):
+        facts, parameter_rule = parameter_facts(operation, declared, device_side)
+        parameters.append(build_parameter(declared, facts))
+        note_parameter(notes, index, where, parameter_rule)
+    for index in unnamed:
+        notes.curated(
+            f"/parameters/{index}/name", f"NVSHMEM 3.8 API documentation, prototype of {entry_name}"
+        )
+    return_type = template[0] if template else primary["return_type"]
+    returned = return_section(operation, return_type)
+    notes.rule("/return/kind", "return-kind")
+    buffers = [p for p in parameters if p["kind"] == "BUFFER"]
+    collective = semantics["collective"]
+    if collective is not None and collective["in_place"]:
+        aliasing: str | None = "in_place_only"
+    elif len(buffers) >= 2:
+        aliasing = "forbidden"
+    elif buffers:
+        aliasing = "allowed"
+    else:
+        aliasing = None
+    dependencies = []
+    if collective is not None and operation.on_stream:
+        dependencies.append(
+            context_dependency(
+                "semantics.memory.remote_completion",
+                "after_return",
+                ["completion of the operation on the CUDA stream"],
+                "The schema has no stream-ordered value here: the result is in place on every PE "
+                "once the stream work completes there, observed by synchronizing the stream.",
+            )
+        )
+    signature = family_signature(entry_name, template, primary) if template else None
+    if signature is None:
+        from usis.extract.cuda import render_signature
+
+        signature = render_signature(primary)
+    header = "nvshmemx.h" if entry_name.startswith("nvshmemx_") else "nvshmem.h"
+    entry = assemble_entry(
+        model=MODEL,
+        name=entry_name,
+        api_group=api_group,
+        desc=desc,
+        header=header,
+        signature=signature,
+        execution_section=section,
+        semantics=semantics,
+        parameters=parameters,
+        return_section=returned,
+        buffer_aliasing=aliasing,
+        context_dependencies=dependencies,
+        type_family=sorted_types(members) if template else None,
+    )
+    notes.source("/identity/name", where)
+    notes.source("/bindings/c/signature", where)
+    notes.source("/bindings/c/header", f"{header} (includes {primary['file']})")
+    notes.rule("/tool_integration/buffer_aliasing", "nvshmem-aliasing")
+    if template:
+        notes.source("/identity/type_family", f"{where} and its {len(members)} per-type declarations")
+    assignment = formal_assignment(operation, [p["name"] for p in parameters], typed)
+    formal = None
+    if assignment is not None:
+        formal = assignment[0]
+        notes.curated("/semantics/formal", curated_origin(MODEL, "formal.yaml", f"assignments[{assignment[1]}]"))
+    family = None
+    if template:
+        # The toolkit's families record: each type's name suffix and the C type `{T}` stands for
+        # in type positions (for a sized family, the bit width that the description reads).
+        family = {
+            "types": [
+                {
+                    "name": m["family_type"],
+                    "c_type": m["family_type"] if operation.sized else m["family_c_type"],
+                }
+                for m in members
+            ]
+        }
+    return entry, notes, formal, family
+
+
+def sorted_types(members: list[Mapping[str, Any]]) -> list[str]:
+    return [m["family_type"] for m in members]
+
+
+def link_variants(entries: dict[str, dict[str, Any]], notes: dict[str, Notes]) -> None:
+    """nonblocking/blocking pairs (`_nbi`) and host/gpu counterparts (`_on_stream` vs device)."""
+    for key, entry in entries.items():
+        variants = entry["relationships"]["variants"]
+        name = key.split(":", 1)[1]
+        launch = entry["execution"]["launch"]
+        if "_nbi" not in name:
+            for candidate in (re.sub(r"(put|get|putmem|getmem|put\{T\}|get\{T\})(_signal)?(?=_|$)", r"\1\2_nbi", name, count=1),):
+                if candidate != name and f"{MODEL}:{candidate}" in entries:
+                    variants["nonblocking"] = f"{MODEL}:{candidate}"
+                    entries[f"{MODEL}:{candidate}"]["relationships"]["variants"]["blocking"] = key
+                    notes[key].rule("/relationships/variants/nonblocking", "nbi-pair")
+                    notes[f"{MODEL}:{candidate}"].rule("/relationships/variants/blocking", "nbi-pair")
+        if launch == "gpu":
+            base = SCOPE_SUFFIX.sub("", name.replace("nvshmemx_", "nvshmem_", 1))
+            for host_name in (re.sub(r"^nvshmem_", "nvshmemx_", base) + "_on_stream", base):
+                host_entry = entries.get(f"{MODEL}:{host_name}")
+                if host_entry is not None and "cpu" in host_entry["execution"]["launch"]:
+                    variants["host"] = f"{MODEL}:{host_name}"
+                    notes[key].rule("/relationships/variants/host", "host-counterpart")
+                    break
+        if launch == "cpu" and name.endswith("_on_stream"):
+            base = name.removesuffix("_on_stream")
+            for gpu_name in (base.replace("nvshmemx_", "nvshmem_", 1), base):
+                gpu_entry = entries.get(f"{MODEL}:{gpu_name}")
+                if gpu_entry is not None and "gpu" in gpu_entry["execution"]["launch"]:
+                    variants["gpu"] = f"{MODEL}:{gpu_name}"
+                    notes[key].rule("/relationships/variants/gpu", "gpu-counterpart")
+                    break
+
+
+def classify(extracted: dict[str, Any]) -> dict[str, Any]:
+    """Turn the extracted NVSHMEM declarations into complete entries with provenance."""
+    if extracted.get("model") != MODEL:
+        raise ClassifyError(f"classify.nvshmem: expected model 'nvshmem', got {extracted.get('model')!r}")
+    entries: dict[str, dict[str, Any]] = {}
+    notes: dict[str, Notes] = {}
+    formal: dict[str, dict[str, Any]] = {}
+    families: dict[str, dict[str, Any]] = {}
+    for entry_name, members, template in group_records(extracted["records"]):
+        key = f"{MODEL}:{entry_name}"
+        if key in entries:
+            raise ClassifyError(f"{key}: two groups of declarations produce the same entry")
+        entry, entry_notes, assignment, family = build(entry_name, members, template)
+        entries[key] = entry
+        notes[key] = entry_notes
+        if assignment is not None:
+            formal[key] = assignment
+        if family is not None:
+            families[key] = family
+    link_variants(entries, notes)
+    return {
+        "model": MODEL,
+        "sources": extracted["sources"],
+        "entries": dict(sorted(entries.items())),
+        "formal": dict(sorted(formal.items())),
+        "families": dict(sorted(families.items())),
+        "provenance": {key: dict(sorted(n.records.items())) for key, n in sorted(notes.items())},
+    }

@@ -1,0 +1,576 @@
+"""Classify the OpenMP runtime routines into complete USIS entries.
+
+The C signature comes from the headers (libgomp's where gcc declares the routine, else libomp's),
+parameter names, versions and descriptions from curated/openmp/routines.yaml, and the semantic
+fields from the rule of the routine's curated group. Which implementations declare a routine is
+recorded as a context dependency of its C binding and in provenance.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from usis.classify.shmem import Notes, empty_semantics, null_variants
+from usis.extract.shmem import render_signature
+
+MODEL = "openmp"
+HEADER = "omp.h"
+CURATED = "usis.curated.openmp"
+ROUTINES_FILE = "src/usis/curated/openmp/routines.yaml"
+# The implementation whose declaration is the entry's signature when both declare a routine:
+# gcc's, the compiler this project builds with.
+PREFERRED_IMPLEMENTATIONS = ("libgomp", "libomp")
+IMPLEMENTATION_HEADERS = {
+    "libgomp": "gcc 12 libgomp omp.h (Debian libgcc-12-dev)",
+    "libomp": "LLVM 16 libomp omp.h (Debian libomp-16-dev)",
+}
+
+GROUP_API = {
+    "icv_set": "management",
+    "query": "query",
+    "device_query": "query",
+    "display": "query",
+    "interop": "query",
+    "lock_init": "management",
+    "lock_destroy": "management",
+    "lock_acquire": "synchronization",
+    "lock_release": "synchronization",
+    "lock_test": "synchronization",
+    "event": "synchronization",
+    "device_memory": "management",
+    "allocator": "management",
+    "allocation": "management",
+    "runtime_control": "management",
+    # A copy between address ranges is neither a message nor RMA into another process's memory:
+    # no api_group of the vocabulary fits (like mpi_pack-style local data movement).
+    "device_copy": None,
+    "device_copy_async": None,
+}
+
+VALUE_KINDS = {
+    "omp_get_thread_num": "RANK",
+    "omp_get_ancestor_thread_num": "RANK",
+    "omp_get_num_threads": "TEAM_SIZE",
+    "omp_get_team_size": "TEAM_SIZE",
+    "omp_get_device_num": "DEVICE",
+    "omp_get_default_device": "DEVICE",
+    "omp_get_initial_device": "DEVICE",
+}
+
+PARAMETER_KINDS = {
+    "device_num": "DEVICE",
+    "dst_device_num": "DEVICE",
+    "src_device_num": "DEVICE",
+    "dst": "BUFFER",
+    "src": "BUFFER",
+    "ptr": "BUFFER",
+    "host_ptr": "BUFFER",
+    "device_ptr": "BUFFER",
+    "length": "SCALAR",
+    "size": "SCALAR",
+    "dst_offset": "SCALAR",
+    "src_offset": "SCALAR",
+    "device_offset": "SCALAR",
+    "element_size": "SCALAR",
+    "num_dims": "SCALAR",
+    "volume": "INDEX_ARRAY",
+    "dst_offsets": "INDEX_ARRAY",
+    "src_offsets": "INDEX_ARRAY",
+    "dst_dimensions": "INDEX_ARRAY",
+    "src_dimensions": "INDEX_ARRAY",
+    "alignment": "SCALAR",
+    "nmemb": "COUNT",
+    "ntraits": "COUNT",
+    "depobj_count": "COUNT",
+    "num_threads": "SCALAR",
+    "num_teams": "SCALAR",
+    "thread_limit": "SCALAR",
+    "max_levels": "SCALAR",
+    "level": "SCALAR",
+    "chunk_size": "SCALAR",
+    "place_num": "SCALAR",
+    "dynamic_threads": "BOOL",
+    "nested": "BOOL",
+    "hint": "SCALAR",
+    "format": "STRING",
+    "buffer": "STRING",
+    "ret_code": "ERROR_CODE",
+    "modifier": "SCALAR",
+    "arg": "OPAQUE_STATE",
+}
+# Everything else (lock, kind, allocator, memspace, traits, event, interop, property_id, ids,
+# place_nums, depobj_list, command, verbose) has no fitting kind: a handle type, an enumeration
+# or an array that is neither data nor index positions.
+
+ARRAY_LENGTHS = {
+    "volume": "num_dims",
+    "dst_offsets": "num_dims",
+    "src_offsets": "num_dims",
+    "dst_dimensions": "num_dims",
+    "src_dimensions": "num_dims",
+    "traits": "ntraits",
+    "depobj_list": "depobj_count",
+    "buffer": "size",
+    "ids": "*",
+    "place_nums": "*",
+}
+
+PARAMETER_ROLES = {
+    "num_threads": "The number of threads to use.",
+    "dynamic_threads": "Whether dynamic adjustment is enabled (nonzero) or disabled.",
+    "nested": "Whether nested parallelism is enabled (nonzero) or disabled.",
+    "max_levels": "The maximum number of nested active parallel regions.",
+    "kind": "The schedule kind or resource kind selector.",
+    "chunk_size": "The chunk size of the schedule.",
+    "level": "The nesting level asked about.",
+    "lock": "The lock variable.",
+    "hint": "The synchronization hint.",
+    "device_num": "The device number.",
+    "dst_device_num": "The device number of the destination.",
+    "src_device_num": "The device number of the source.",
+    "size": "A size in bytes.",
+    "device_ptr": "A device address.",
+    "host_ptr": "A host address.",
+    "ptr": "An address.",
+    "dst": "The destination address.",
+    "src": "The source address.",
+    "length": "The number of bytes to copy.",
+    "dst_offset": "The byte offset into the destination.",
+    "src_offset": "The byte offset into the source.",
+    "device_offset": "The byte offset into the device memory.",
+    "element_size": "The size in bytes of one array element.",
+    "num_dims": "The number of array dimensions.",
+    "volume": "The extent of the copied subvolume in each dimension.",
+    "dst_offsets": "The subvolume's offset in each dimension of the destination.",
+    "src_offsets": "The subvolume's offset in each dimension of the source.",
+    "dst_dimensions": "The destination array's extent in each dimension.",
+    "src_dimensions": "The source array's extent in each dimension.",
+    "depobj_count": "The number of dependence objects.",
+    "depobj_list": "The dependence objects the copy task waits for.",
+    "place_num": "The place number.",
+    "ids": "Receives the processor ids.",
+    "place_nums": "Receives the place numbers.",
+    "format": "The affinity format string.",
+    "buffer": "Receives the formatted string.",
+    "event": "The event handle.",
+    "command": "The tool command.",
+    "modifier": "A command-specific modifier.",
+    "arg": "A command-specific argument passed to the tool untouched.",
+    "memspace": "The memory space the allocator takes memory from.",
+    "ntraits": "The number of traits.",
+    "traits": "The allocator traits.",
+    "allocator": "The allocator handle.",
+    "free_allocator": "The allocator the old memory came from.",
+    "alignment": "The alignment in bytes.",
+    "nmemb": "The number of array elements.",
+    "num_teams": "The number of teams.",
+    "thread_limit": "The maximum number of threads per team.",
+    "verbose": "Whether to print implementation-specific variables too.",
+    "interop": "The interop object.",
+    "property_id": "The property asked about.",
+    "ret_code": "Receives the return code of the query.",
+}
+
+
+class ClassifyError(ValueError):
+    """An OpenMP routine or curated fact the classifier cannot place; says which and why."""
+
+
+@cache
+def curated_routines() -> dict[str, dict[str, Any]]:
+    text = resources.files(CURATED).joinpath("routines.yaml").read_text()
+    routines: dict[str, dict[str, Any]] = yaml.safe_load(text)["routines"]
+    return routines
+
+
+def memory_for(group: str) -> dict[str, Any] | None:
+    if group in {"lock_acquire", "lock_release", "lock_test"}:
+        # Lock routines imply a flush: release on unset, acquire on a successful set/test.
+        return {
+            "local_completion": "after_return",
+            "remote_completion": None,
+            "buffer_reuse": "after_return",
+            "fence_semantics": "none",
+            "symmetric_heap": False,
+            "memory_model": "release_acquire",
+        }
+    if group == "device_copy":
+        return {
+            "local_completion": "after_return",
+            "remote_completion": None,
+            "buffer_reuse": "after_return",
+            "fence_semantics": "none",
+            "symmetric_heap": False,
+            "memory_model": None,
+        }
+    if group == "device_copy_async":
+        return {
+            "local_completion": "after_wait",
+            "remote_completion": None,
+            "buffer_reuse": "after_wait",
+            "fence_semantics": "none",
+            "symmetric_heap": False,
+            "memory_model": None,
+        }
+    return None
+
+
+def choose_declaration(record: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    for implementation in PREFERRED_IMPLEMENTATIONS:
+        if implementation in record["declared_by"]:
+            return implementation, record["declared_by"][implementation]
+    raise ClassifyError(f"{record['name']}: no declaration in any known implementation")
+
+
+def build_parameters(
+    name: str,
+    declaration: dict[str, Any],
+    curated: dict[str, Any],
+    group: str,
+    notes: Notes,
+    where: str,
+) -> list[dict[str, Any]]:
+    declared = declaration["parameters"]
+    names = curated["params"]
+    if len(names) != len(declared):
+        raise ClassifyError(
+            f"openmp:{name}: {ROUTINES_FILE} lists {len(names)} parameter names {names} but "
+            f"{where} declares {len(declared)} parameters"
+        )
+    parameters = []
+    for index, (param, param_name) in enumerate(zip(declared, names, strict=True)):
+        c_type = param["type"] + ("[]" if param["array"] else "")
+        pointer = param["type"].endswith("*") or param["array"]
+        kind = PARAMETER_KINDS.get(param_name)
+        if param_name in {"kind", "size"} and group == "query" and pointer:
+            kind = None
+        if pointer and kind in {"SCALAR", "DEVICE", "COUNT"}:
+            # omp_get_schedule's chunk_size and similar out-parameters are written, not read.
+            direction = "out"
+        elif pointer and not param["type"].startswith("const") and param_name in {
+            "dst",
+            "ids",
+            "place_nums",
+            "buffer",
+            "ret_code",
+            "kind",
+        }:
+            direction = "out"
+        elif param_name == "lock":
+            direction = "inout"
+        else:
+            direction = "in"
+        length: str | None = None
+        array_type: str | None = None
+        if param_name in ARRAY_LENGTHS and pointer:
+            length = ARRAY_LENGTHS[param_name]
+            array_type = "variable"
+        elif param_name in {"dst", "src"} and group in {"device_copy", "device_copy_async"}:
+            length = "*"
+            array_type = "variable"
+        memory_space = None
+        if kind == "BUFFER":
+            # Whether an address is host or device memory depends on the device number passed.
+            if param_name in {"dst", "src"}:
+                memory_space = "either"
+            elif param_name == "device_ptr":
+                memory_space = "device"
+            else:
+                memory_space = "host"
+        parameters.append(
+            {
+                "name": param_name,
+                "kind": kind,
+                "direction": direction,
+                "desc": PARAMETER_ROLES.get(param_name),
+                "binding_type": {
+                    "c": c_type,
+                    "fortran90": None,
+                    "fortran08": None,
+                    "lis": None,
+                    "cpp": None,
+                },
+                "asynchronous": group == "device_copy_async" and kind == "BUFFER",
+                "constant": param["type"].startswith("const"),
+                "pointer": True if pointer else None,
+                "array_type": array_type,
+                "func_type": None,
+                "length": length,
+                "parameter_bindings": ["c"],
+                "root_only": False,
+                "constraints": {
+                    "not_null": None,
+                    "value_range": "0 <= level <= omp_get_level()" if param_name == "level" else None,
+                    "paired_with": None,
+                },
+                "memory_space": memory_space,
+            }
+        )
+        base = f"/parameters/{index}"
+        notes.add(f"{base}/name", "curated", f"{ROUTINES_FILE} {name}.params[{index}]")
+        notes.add(f"{base}/binding_type/c", "source", where)
+        notes.add(f"{base}/constant", "source", where)
+        notes.add(f"{base}/kind", "rule", "classify/openmp.py rule param-kind")
+        notes.add(f"{base}/direction", "rule", "classify/openmp.py rule param-direction")
+        if memory_space == "either":
+            notes.add(
+                f"{base}/memory_space",
+                "rule",
+                "judgement: host or device memory according to the device number passed",
+            )
+    return parameters
+
+
+def return_section(name: str, declaration: dict[str, Any], curated: dict[str, Any]) -> dict[str, Any]:
+    c_type = declaration["return_type"]
+    binding = {"c": c_type, "fortran90": None, "fortran08": None, "lis": None, "cpp": None}
+    declared_kind = curated.get("returns")
+    if c_type == "void":
+        kind = "void"
+    elif declared_kind == "bool":
+        kind = "bool"
+    elif declared_kind == "status":
+        kind = "ERROR_CODE"
+    elif declared_kind == "result":
+        kind = "RESULT"
+    else:
+        kind = "value"
+    return {
+        "kind": kind,
+        "value_kind": VALUE_KINDS.get(name) if kind == "value" else None,
+        "binding_type": binding,
+        "possible_errors": [],
+        "possible_successes": ["0"] if kind == "ERROR_CODE" else [],
+    }
+
+
+def build_entry(record: dict[str, Any], notes: Notes) -> dict[str, Any]:
+    name = record["name"]
+    curated = curated_routines().get(name)
+    if curated is None:
+        raise ClassifyError(
+            f"openmp:{name}: declared by {sorted(record['declared_by'])} but missing from "
+            f"{ROUTINES_FILE}; add its since, params, group and desc"
+        )
+    group = curated["group"]
+    if group not in GROUP_API:
+        raise ClassifyError(f"openmp:{name}: unknown group {group!r}; known: {sorted(GROUP_API)}")
+    implementation, declaration = choose_declaration(record)
+    where = f"{implementation} omp.h:{declaration['line']}"
+    parameters = build_parameters(name, declaration, curated, group, notes, where)
+    signature = render_signature(
+        name,
+        declaration["return_type"],
+        [
+            {"type": p["type"], "name": n, "array": p["array"]}
+            for p, n in zip(declaration["parameters"], curated["params"], strict=True)
+        ],
+    )
+    on_device = bool(curated["device"])
+    asynchronous = group == "device_copy_async"
+    copies = group in {"device_copy", "device_copy_async"}
+    blocking = not asynchronous and group != "lock_test"
+    declared_by = sorted(record["declared_by"])
+    dependencies = [
+        {
+            "field": "bindings.c",
+            "default_value": signature,
+            "depends_on": ["the OpenMP implementation whose omp.h the program includes"],
+            "note": "Declared by "
+            + " and by ".join(
+                f"{IMPLEMENTATION_HEADERS[i]} as "
+                + render_signature(
+                    name,
+                    record["declared_by"][i]["return_type"],
+                    record["declared_by"][i]["parameters"],
+                )
+                for i in declared_by
+            )
+            + (
+                "; " + ", ".join(sorted(set(IMPLEMENTATION_HEADERS) - set(declared_by)))
+                + " does not declare it."
+                if len(declared_by) < len(IMPLEMENTATION_HEADERS)
+                else "."
+            ),
+        }
+    ]
+    if copies:
+        for side in ("dst", "src"):
+            dependencies.append(
+                {
+                    "field": f"param:{side}.memory_space",
+                    "default_value": "either",
+                    "depends_on": [f"{side}_device_num"],
+                    "note": f"{side} is host memory when {side}_device_num is "
+                    "omp_get_initial_device() and that device's memory otherwise.",
+                }
+            )
+    entry = {
+        "identity": {
+            "model": MODEL,
+            "name": name,
+            "api_group": GROUP_API[group],
+            "since": curated["since"],
+            "deprecated_in": curated.get("deprecated_in"),
+            "standard_refs": [f"{curated['since']} {name}"],
+            "desc": curated["desc"],
+            "type_family": None,
+        },
+        "bindings": {
+            "c": {"expressible": True, "header": HEADER, "signature": signature},
+            "fortran90": None,
+            "fortran08": None,
+            "lis": None,
+            "cpp": None,
+        },
+        "execution": {
+            "blocking": blocking,
+            "execute_once": False,
+            "collective": False,
+            "thread_safety": None,
+            "launch": "cpu+gpu" if on_device else "cpu",
+            "runs_on": "cpu+gpu" if on_device or copies else "cpu",
+            "gpu_scope": "thread" if on_device else None,
+            "stages": None,
+            "locality": "local",
+            "completion": ("ic" if asynchronous else "c") if copies else None,
+            "procedure_class": ("nb-op" if asynchronous else "b-op") if copies else None,
+        },
+        "semantics": {**empty_semantics(), "memory": memory_for(group)},
+        "parameters": parameters,
+        "return": return_section(name, declaration, curated),
+        "tool_integration": {
+            "profiling_name": None,
+            "invariants": [],
+            "buffer_aliasing": (
+                "forbidden"
+                if copies
+                else ("allowed" if any(p["kind"] == "BUFFER" for p in parameters) else None)
+            ),
+            "context_dependencies": dependencies,
+        },
+        "relationships": {
+            "variants": null_variants(),
+            "superseded_by": f"{MODEL}:{curated['superseded_by']}"
+            if curated.get("superseded_by")
+            else None,
+            "supersedes": [],
+        },
+    }
+    if asynchronous:
+        blocking_form = f"{MODEL}:{name.removesuffix('_async')}"
+        entry["relationships"]["variants"]["blocking"] = blocking_form
+        notes.add("/relationships/variants/blocking", "rule", "classify/openmp.py rule async-variant")
+    curated_from = f"{ROUTINES_FILE} {name}"
+    for pointer in ("/identity/since", "/identity/deprecated_in", "/identity/desc"):
+        notes.add(pointer, "curated", f"{curated_from} ({pointer.rsplit('/', 1)[-1]})")
+    notes.add("/relationships/superseded_by", "curated", f"{curated_from} (superseded_by)")
+    notes.add(
+        "/identity/standard_refs",
+        "rule",
+        "classify/openmp.py rule standard-refs: the introducing specification's routine section",
+    )
+    notes.add("/identity/api_group", "rule", f"classify/openmp.py rule group {group}")
+    notes.add("/execution", "rule", f"classify/openmp.py rule group {group}")
+    notes.add("/semantics", "rule", f"classify/openmp.py rule group {group}")
+    notes.add("/bindings/c/signature", "source", where)
+    notes.add(
+        "/tool_integration/context_dependencies/0",
+        "source",
+        "; ".join(f"{i} omp.h:{record['declared_by'][i]['line']}" for i in declared_by),
+    )
+    notes.add("/execution/launch", "curated", f"{curated_from} (device)")
+    notes.add(
+        "/execution/thread_safety",
+        "rule",
+        "judgement: OpenMP routines do not use MPI's thread-level taxonomy; every routine may be "
+        "called from any OpenMP thread, so no minimum level applies",
+    )
+    if on_device:
+        notes.add(
+            "/execution/gpu_scope",
+            "rule",
+            "judgement: a device-callable OpenMP routine is called by each thread on its own",
+        )
+    if copies:
+        notes.add(
+            "/execution/runs_on",
+            "rule",
+            "judgement: the copy is performed by the host runtime or the device's copy engine",
+        )
+        notes.add(
+            "/identity/api_group",
+            "rule",
+            "judgement: a copy between address ranges fits none of the api_group values",
+        )
+    if asynchronous:
+        notes.add(
+            "/semantics/memory/local_completion",
+            "rule",
+            "judgement: the copy is a deferred task; its buffers are released when the task "
+            "completes (taskwait or a dependence), the vocabulary's after_wait",
+        )
+    if group in {"lock_acquire", "lock_release", "lock_test"}:
+        notes.add(
+            "/semantics/memory/memory_model",
+            "rule",
+            "judgement: lock routines imply a flush with release (unset) and acquire (set, "
+            "successful test) semantics",
+        )
+    return entry
+
+
+@cache
+def formal_assignments() -> dict[str, Any]:
+    text = resources.files(CURATED).joinpath("formal.yaml").read_text()
+    return yaml.safe_load(text).get("assignments") or {}
+
+
+def classify(extracted: dict[str, Any]) -> dict[str, Any]:
+    """Turn the extracted OpenMP routines into complete entries with provenance."""
+    if extracted.get("model") != MODEL:
+        raise ClassifyError(
+            f"classify.openmp: expected model 'openmp', got {extracted.get('model')!r}"
+        )
+    entries: dict[str, dict[str, Any]] = {}
+    provenance: dict[str, dict[str, Any]] = {}
+    formal: dict[str, Any] = {}
+    declared = {record["name"] for record in extracted["records"]}
+    unknown = sorted(set(curated_routines()) - declared)
+    if unknown:
+        raise ClassifyError(
+            f"{ROUTINES_FILE}: routines no header declares: {unknown}; remove them or check the "
+            "header versions"
+        )
+    for record in extracted["records"]:
+        key = f"{MODEL}:{record['name']}"
+        notes = Notes({})
+        entries[key] = build_entry(record, notes)
+        provenance[key] = dict(sorted(notes.records.items()))
+        if record["name"] in formal_assignments():
+            formal[key] = formal_assignments()[record["name"]]
+    for key, entry in entries.items():
+        blocking_form = entry["relationships"]["variants"]["blocking"]
+        if blocking_form is not None:
+            if blocking_form not in entries:
+                raise ClassifyError(f"{key}: blocking form {blocking_form} is not in the corpus")
+            entries[blocking_form]["relationships"]["variants"]["nonblocking"] = key
+            provenance[blocking_form]["/relationships/variants/nonblocking"] = {
+                "stage": "classify",
+                "method": "rule",
+                "from": "classify/openmp.py rule async-variant",
+            }
+        target = entry["relationships"]["superseded_by"]
+        if target and target not in entries:
+            raise ClassifyError(f"{key}: superseded_by {target} is not in the corpus")
+    return {
+        "model": MODEL,
+        "sources": extracted["sources"],
+        "entries": entries,
+        "formal": formal,
+        "provenance": provenance,
+    }

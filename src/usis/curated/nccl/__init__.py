@@ -1,0 +1,1 @@
+"""Curated facts of the nccl corpus (hand-checked against NVIDIA's documentation, each with its source)."""

@@ -1,0 +1,1 @@
+"""Hand-authored OpenMP facts: curated data files with a source note per fact."""

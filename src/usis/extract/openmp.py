@@ -1,0 +1,88 @@
+"""Extract the OpenMP runtime routines from gcc's libgomp omp.h and LLVM's libomp omp.h.
+
+One record per routine of the union, holding each implementation's own declaration (return
+type, parameter types and names, line) so that classify can say which implementation declares it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from usis.extract.shmem import HeaderParseError, pinned_sources, read_prototypes, sha256_of
+
+SOURCES: tuple[str, ...] = ("libgcc-12-dev", "libomp-16-dev")
+
+# Where each Debian package puts omp.h, relative to the unpacked package root, and the name the
+# corpus uses for the implementation.
+HEADER_PATHS: dict[str, tuple[str, str]] = {
+    "libgcc-12-dev": ("libgomp", "usr/lib/gcc/x86_64-linux-gnu/12/include/omp.h"),
+    "libomp-16-dev": ("libomp", "usr/lib/llvm-16/lib/clang/16/include/omp.h"),
+}
+
+# Decoration that changes nothing in the C signature: storage class, calling convention,
+# exception and deprecation markers, default-argument macros.
+DROP_TOKENS = frozenset(
+    {
+        "extern",
+        "__GOMP_NOTHROW",
+        "__GOMP_DEPRECATED_5_0",
+        "__GOMP_DEPRECATED_5_1",
+        "__GOMP_DEFAULT_NULL_ALLOCATOR",
+        "__KAI_KMPC_CONVENTION",
+        "__KMP_IMP",
+    }
+)
+# gcc's header spells size_t with the compiler's builtin macro.
+SUBSTITUTIONS = ((r"\b__SIZE_TYPE__\b", "size_t"),)
+# A C (not C++) host compilation: the declarations a C program including omp.h sees.
+DEFINES: dict[str, str] = {"__STDC_VERSION__": "201710"}
+# OpenMP runtime routines are the omp_ names; kmp_*/llvm_* are implementation extensions.
+ROUTINE_PATTERN = r"omp_"
+
+
+def header_path(root: Path, source: str) -> Path:
+    relative = HEADER_PATHS[source][1]
+    for candidate in (root / relative, root):
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(
+        f"{source}: omp.h not found at {root / relative}; expected the unpacked Debian package "
+        "or the header file itself"
+    )
+
+
+def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
+    """One record per omp_ routine declared by either header, with each header's declaration."""
+    routines: dict[str, dict[str, Any]] = {}
+    files = []
+    for source in SOURCES:
+        implementation = HEADER_PATHS[source][0]
+        path = header_path(Path(paths[source]), source)
+        files.append([source, "omp.h", sha256_of(path)])
+        seen: set[str] = set()
+        for prototype in read_prototypes(
+            path.read_text(),
+            where=f"{implementation} omp.h",
+            defines=DEFINES,
+            drop_tokens=DROP_TOKENS,
+            substitutions=SUBSTITUTIONS,
+            name_pattern=ROUTINE_PATTERN,
+        ):
+            if prototype.name in seen:
+                raise HeaderParseError(
+                    f"{implementation} omp.h:{prototype.line}: {prototype.name} declared twice "
+                    "for a C compilation"
+                )
+            seen.add(prototype.name)
+            record = routines.setdefault(prototype.name, {"name": prototype.name, "declared_by": {}})
+            declaration = prototype.as_dict()
+            del declaration["name"]
+            record["declared_by"][implementation] = declaration
+    return {
+        "model": "openmp",
+        "sources": pinned_sources(SOURCES),
+        "header_files": files,
+        "records": [routines[name] for name in sorted(routines)],
+    }

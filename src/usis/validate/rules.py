@@ -1,0 +1,727 @@
+"""The consistency rules: facts about a corpus the schema cannot state, each with an id and a statement.
+
+docs/usis.md lists every rule by id; `RULES` is the authority, and a test checks the two agree.
+Each check yields `(key, path, message)`; rules run on the plain JSON of the entries, so they work on
+a checkpoint, a shipped file or a hand-written fixture alike.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from usis.formal.grammar import (
+    SCOPES,
+    GrammarError,
+    parameter_names,
+    parse_match_key,
+    parse_offset,
+    parse_reference,
+    parse_selector,
+)
+from usis.validate.findings import dotted
+
+KEY_PATTERN = re.compile(r"^([a-z0-9]+):([A-Za-z0-9_{}]+)$")
+CONSTANT_PATTERN = re.compile(r"^[A-Z][A-Z0-9_]*$")
+OPERATION_LITERAL = re.compile(r"^op:[a-z_]+$")
+PLACEHOLDER = re.compile(r"\{\{.*?\}\}")
+EXECUTE_ONCE_NAMES = {"mpi:MPI_Init", "mpi:MPI_Init_thread", "mpi:MPI_Finalize"}
+# Places an ordering edge may name besides the entry's own data_flow and event ids.
+CALL_BOUNDARIES = {
+    "call_entry": "the moment the call starts",
+    "call_exit": "the moment the call returns",
+    "prior_operations": "operations the same participant issued before this call",
+    "later_operations": "operations the same participant issues after this call",
+    "request_operation": "the operation a request handle stands for",
+}
+SEMANTIC_CLASSES = {
+    "collective": ("collective",),
+    "point_to_point": ("point_to_point",),
+    "one_sided": ("one_sided",),
+    "atomic": ("one_sided",),
+}
+
+Problem = tuple[str, str, str]
+Entries = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A consistency rule: its id, a one-line statement (as docs/usis.md shows it) and its check."""
+
+    id: str
+    statement: str
+    check: Callable[[Entries, frozenset[str]], Iterator[Problem]]
+
+
+RULES: list[Rule] = []
+
+
+def rule(rule_id: str, statement: str, per_entry: bool = True) -> Callable[[Any], Any]:
+    """Register a check; a per-entry check takes (key, entry, known_keys), a corpus check the map."""
+
+    def register(function: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+        def over_corpus(entries: Entries, known: frozenset[str]) -> Iterator[Problem]:
+            if not per_entry:
+                yield from function(entries, known)
+                return
+            for key, entry in entries.items():
+                if not isinstance(entry, Mapping):
+                    continue
+                try:
+                    for path, message in function(key, entry, known):
+                        yield key, path, message
+                except (KeyError, TypeError, AttributeError, IndexError):
+                    # A malformed entry is the schema's finding to report, not this rule's.
+                    continue
+
+        RULES.append(Rule(rule_id, statement, over_corpus))
+        return function
+
+    return register
+
+
+def section(entry: Any, *names: str) -> Any:
+    value: Any = entry
+    for name in names:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(name)
+    return value
+
+
+def formal_of(entry: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    formal = section(entry, "semantics", "formal")
+    return formal if isinstance(formal, Mapping) else None
+
+
+@rule("USIS-C001", "identity.model and identity.name agree with the key `model:function_key`.")
+def key_matches_identity(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    match = KEY_PATTERN.match(key)
+    if not match:
+        yield "", "key is not of the form model:function_key"
+        return
+    model, function_key = match.groups()
+    if entry["identity"]["model"] != model:
+        yield "identity.model", f"{entry['identity']['model']!r} but the key says {model!r}"
+    if entry["identity"]["name"].lower() != function_key.lower():
+        yield "identity.name", f"{entry['identity']['name']!r} does not name {function_key!r}"
+
+
+def references(entry: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    relationships = entry["relationships"]
+    for variant, target in relationships["variants"].items():
+        yield f"relationships.variants.{variant}", target
+    yield "relationships.superseded_by", relationships["superseded_by"]
+    for index, target in enumerate(relationships["supersedes"]):
+        yield f"relationships.supersedes[{index}]", target
+
+
+@rule(
+    "USIS-C002",
+    "Every cross-reference is a `model:function_key` string naming an entry of the corpus.",
+)
+def references_resolve(key: str, entry: Mapping[str, Any], known: frozenset[str]) -> Iterator[Any]:
+    for path, target in references(entry):
+        if target is None:
+            continue
+        if not isinstance(target, str) or not KEY_PATTERN.match(target):
+            yield path, f"{target!r} is not a model:function_key reference"
+        elif target not in known:
+            yield path, f"{target!r} is not an entry of the corpus"
+        elif target == key:
+            yield path, "an entry cannot refer to itself"
+
+
+@rule(
+    "USIS-C003",
+    "Variant symmetry: a nonblocking or persistent variant points back with variants.blocking, "
+    "and an entry's blocking target lists it as its nonblocking or persistent variant.",
+    per_entry=False,
+)
+def variant_symmetry(entries: Entries, known: frozenset[str]) -> Iterator[Problem]:
+    for key, entry in entries.items():
+        variants = section(entry, "relationships", "variants")
+        if not isinstance(variants, Mapping):
+            continue
+        for kind in ("nonblocking", "persistent"):
+            target = variants.get(kind)
+            other = section(entries.get(target), "relationships", "variants") if target else None
+            if isinstance(other, Mapping) and other.get("blocking") != key:
+                yield (
+                    key,
+                    f"relationships.variants.{kind}",
+                    f"{target} is this entry's {kind} variant but its variants.blocking is "
+                    f"{other.get('blocking')!r}, expected {key!r}",
+                )
+        target = variants.get("blocking")
+        other = section(entries.get(target), "relationships", "variants") if target else None
+        if isinstance(other, Mapping) and key not in (
+            other.get("nonblocking"),
+            other.get("persistent"),
+        ):
+            yield (
+                key,
+                "relationships.variants.blocking",
+                f"{target} is named as the blocking variant but lists neither nonblocking nor "
+                f"persistent = {key!r}",
+            )
+
+
+@rule(
+    "USIS-C004",
+    "Host/GPU symmetry: an entry's variants.gpu target names it back as variants.host, and "
+    "the other way round.",
+    per_entry=False,
+)
+def host_gpu_symmetry(entries: Entries, known: frozenset[str]) -> Iterator[Problem]:
+    for key, entry in entries.items():
+        variants = section(entry, "relationships", "variants")
+        if not isinstance(variants, Mapping):
+            continue
+        for side, back in (("gpu", "host"), ("host", "gpu")):
+            target = variants.get(side)
+            other = section(entries.get(target), "relationships", "variants") if target else None
+            if isinstance(other, Mapping) and other.get(back) != key:
+                yield (
+                    key,
+                    f"relationships.variants.{side}",
+                    f"{target} does not name this entry back as variants.{back} "
+                    f"(it says {other.get(back)!r})",
+                )
+
+
+@rule(
+    "USIS-C005",
+    "`supersedes` is exactly the sorted inversion of the corpus's `superseded_by` edges.",
+    per_entry=False,
+)
+def supersedes_is_inversion(entries: Entries, known: frozenset[str]) -> Iterator[Problem]:
+    expected: dict[str, list[str]] = {key: [] for key in entries}
+    for key, entry in entries.items():
+        target = section(entry, "relationships", "superseded_by")
+        if isinstance(target, str) and target in expected:
+            expected[target].append(key)
+    for key, entry in entries.items():
+        actual = section(entry, "relationships", "supersedes")
+        if isinstance(actual, list) and actual != sorted(expected[key]):
+            yield (
+                key,
+                "relationships.supersedes",
+                f"{actual} but the superseded_by edges give {sorted(expected[key])}",
+            )
+
+
+@rule("USIS-C006", "A parameter's `length` and `array_type` are null together.")
+def length_with_array_type(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    for index, parameter in enumerate(entry["parameters"]):
+        if (parameter["length"] is None) != (parameter["array_type"] is None):
+            yield (
+                f"parameters[{index}].length",
+                f"length {parameter['length']!r} with array_type {parameter['array_type']!r}; "
+                "both or neither must be null",
+            )
+
+
+@rule(
+    "USIS-C007",
+    "A string `length` is a sibling parameter's name, `*`, or an UPPERCASE constant.",
+)
+def length_names_something(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    names = {parameter["name"] for parameter in entry["parameters"]}
+    for index, parameter in enumerate(entry["parameters"]):
+        length = parameter["length"]
+        if not isinstance(length, str) or length == "*" or CONSTANT_PATTERN.match(length):
+            continue
+        if length == parameter["name"] or length not in names:
+            yield (
+                f"parameters[{index}].length",
+                f"{length!r} is not a sibling parameter, '*' or an UPPERCASE constant",
+            )
+
+
+@rule("USIS-C008", "`return.value_kind` is non-null only when `return.kind` is `value`.")
+def value_kind_only_for_values(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    returned = entry["return"]
+    if returned["value_kind"] is not None and returned["kind"] != "value":
+        yield (
+            "return.value_kind",
+            f"{returned['value_kind']!r} with return.kind {returned['kind']!r}",
+        )
+
+
+@rule(
+    "USIS-C009",
+    "At most one of semantics.collective/point_to_point/one_sided/atomic is non-null, and it "
+    "matches identity.api_group (atomic goes with one_sided).",
+)
+def one_semantic_class(key: str, entry: Mapping[str, Any], known: frozenset[str]) -> Iterator[Any]:
+    present = [name for name in SEMANTIC_CLASSES if entry["semantics"][name] is not None]
+    if len(present) > 1:
+        yield "semantics", f"{present} are all non-null; at most one may be"
+        return
+    group = entry["identity"]["api_group"]
+    for name in present:
+        if group not in SEMANTIC_CLASSES[name]:
+            yield (
+                f"semantics.{name}",
+                f"non-null but identity.api_group is {group!r}, expected one of "
+                f"{list(SEMANTIC_CLASSES[name])}",
+            )
+
+
+@rule(
+    "USIS-C010",
+    "`semantics.collective.reduction_op` is true exactly when a parameter has kind OPERATION.",
+)
+def reduction_op_has_operator(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    collective = entry["semantics"]["collective"]
+    if collective is None:
+        return
+    has_operator = any(parameter["kind"] == "OPERATION" for parameter in entry["parameters"])
+    if collective["reduction_op"] != has_operator:
+        yield (
+            "semantics.collective.reduction_op",
+            f"{collective['reduction_op']} but {'a' if has_operator else 'no'} parameter has "
+            "kind OPERATION",
+        )
+
+
+@rule(
+    "USIS-C011",
+    "`tool_integration.buffer_aliasing` is `in_place_only` exactly when "
+    "`semantics.collective.in_place` is true.",
+)
+def aliasing_mirrors_in_place(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    collective = entry["semantics"]["collective"]
+    in_place = bool(collective and collective["in_place"])
+    aliasing = entry["tool_integration"]["buffer_aliasing"]
+    if in_place != (aliasing == "in_place_only"):
+        yield (
+            "tool_integration.buffer_aliasing",
+            f"{aliasing!r} while semantics.collective.in_place is "
+            f"{collective['in_place'] if collective else None}",
+        )
+
+
+@rule(
+    "USIS-C012",
+    "A parameter whose `memory_space` is `either` has a context_dependencies entry for "
+    "`param:<name>.memory_space`.",
+)
+def either_memory_has_context(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    fields = {
+        dependency["field"] for dependency in entry["tool_integration"]["context_dependencies"]
+    }
+    for index, parameter in enumerate(entry["parameters"]):
+        wanted = f"param:{parameter['name']}.memory_space"
+        if parameter["memory_space"] == "either" and wanted not in fields:
+            yield (
+                f"parameters[{index}].memory_space",
+                f"'either' without a {wanted!r} context dependency",
+            )
+
+
+@rule(
+    "USIS-C013",
+    "`execution.execute_once` is true for MPI_Init, MPI_Init_thread and MPI_Finalize and for "
+    "nothing else.",
+)
+def execute_once_only_for_init(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    named = f"{entry['identity']['model']}:{entry['identity']['name']}"
+    once = entry["execution"]["execute_once"]
+    if once and named not in EXECUTE_ONCE_NAMES:
+        yield "execution.execute_once", f"true, but only {sorted(EXECUTE_ONCE_NAMES)} may say so"
+    if not once and named in EXECUTE_ONCE_NAMES:
+        yield "execution.execute_once", f"false, but {named} may be called only once"
+
+
+@rule("USIS-C014", "`bindings.c.signature` is null exactly when `bindings.c.expressible` is false.")
+def signature_when_expressible(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    binding = entry["bindings"]["c"]
+    if binding is not None and (binding["signature"] is None) == binding["expressible"]:
+        yield (
+            "bindings.c.signature",
+            f"{'null' if binding['signature'] is None else 'a prototype'} with expressible "
+            f"{binding['expressible']}",
+        )
+
+
+@rule(
+    "USIS-C015",
+    "A collective call's formal block (when non-null) has a `many` participant and a "
+    "collective_rendezvous matching rule.",
+)
+def collective_formal_rendezvous(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    formal = formal_of(entry)
+    if formal is None or entry["identity"]["api_group"] != "collective":
+        return
+    if not any(p["cardinality"] == "many" for p in formal["participants"]):
+        yield (
+            "semantics.formal.participants",
+            "a collective needs a participant of cardinality many",
+        )
+    matching = formal["sync"]["matching"]
+    if not matching or matching.get("kind") != "collective_rendezvous":
+        yield (
+            "semantics.formal.sync.matching",
+            f"{matching!r}; a collective matches by collective_rendezvous",
+        )
+
+
+@rule("USIS-C016", "Every `matched` data_flow source names a sync event of the same entry (`via`).")
+def matched_via_event(key: str, entry: Mapping[str, Any], known: frozenset[str]) -> Iterator[Any]:
+    formal = formal_of(entry)
+    if formal is None:
+        return
+    events = {event["id"] for event in formal["sync"]["events"]}
+    for index, access in enumerate(formal["data_flow"]):
+        source = access.get("source")
+        if (
+            isinstance(source, Mapping)
+            and source.get("kind") == "matched"
+            and source["via"] not in events
+        ):
+            yield (
+                f"semantics.formal.data_flow[{index}].source.via",
+                f"{source['via']!r} is not a sync event id; events: {sorted(events)}",
+            )
+
+
+def strings_with_paths(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield dotted(path), value
+    elif isinstance(value, Mapping):
+        for name, item in value.items():
+            yield from strings_with_paths(item, (*path, name))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from strings_with_paths(item, (*path, index))
+
+
+@rule("USIS-C017", "No `{{...}}` template placeholder survives anywhere in an entry.")
+def no_placeholders(key: str, entry: Mapping[str, Any], known: frozenset[str]) -> Iterator[Any]:
+    for path, text in strings_with_paths(entry):
+        if PLACEHOLDER.search(text):
+            yield path, f"unexpanded placeholder in {text!r}"
+
+
+def formal_expressions(
+    formal: Mapping[str, Any],
+) -> Iterator[tuple[str, str, Callable[[str], Any]]]:
+    """(path, text, parser) for every reference-grammar string of a formal block."""
+    base = "semantics.formal"
+    for index, participant in enumerate(formal["participants"]):
+        yield f"{base}.participants[{index}].selector", participant["selector"], parse_selector
+    for index, access in enumerate(formal["data_flow"]):
+        where = f"{base}.data_flow[{index}]"
+        if access.get("buffer") is not None:
+            yield f"{where}.buffer", access["buffer"], parse_reference
+        if access.get("offset") is not None:
+            yield f"{where}.offset", access["offset"], parse_offset
+        extent = access.get("extent")
+        if isinstance(extent, Mapping):
+            if "count_ref" in extent:
+                yield f"{where}.extent.count_ref", extent["count_ref"], parse_offset
+            if "datatype_ref" in extent:
+                yield f"{where}.extent.datatype_ref", extent["datatype_ref"], parse_reference
+        operation = access.get("operation_ref")
+        if operation is not None and not OPERATION_LITERAL.match(operation):
+            yield f"{where}.operation_ref", operation, parse_reference
+        source = access.get("source")
+        if isinstance(source, Mapping):
+            for name in ("offset", "placement_offset"):
+                if source.get(name) is not None:
+                    yield f"{where}.source.{name}", source[name], parse_offset
+        for position, condition in enumerate(access.get("valid_during") or []):
+            if "bound_to" in condition:
+                yield (
+                    f"{where}.valid_during[{position}].bound_to",
+                    condition["bound_to"],
+                    parse_reference,
+                )
+    for index, event in enumerate(formal["sync"]["events"]):
+        for name in ("bound_to", "group_ref"):
+            if event.get(name) is not None:
+                yield f"{base}.sync.events[{index}].{name}", event[name], parse_reference
+    matching = formal["sync"]["matching"]
+    if isinstance(matching, Mapping):
+        for index, match_key in enumerate(matching.get("match_keys", [])):
+            yield f"{base}.sync.matching.match_keys[{index}]", match_key, parse_match_key
+    for index, handle in enumerate(formal["handle_lifecycle"]):
+        yield f"{base}.handle_lifecycle[{index}].handle", handle["handle"], parse_reference
+        if handle.get("derived_from") is not None:
+            yield (
+                f"{base}.handle_lifecycle[{index}].derived_from",
+                handle["derived_from"],
+                parse_reference,
+            )
+
+
+@rule(
+    "USIS-C018",
+    "Every selector, offset, match key and reference of the formal layer parses in the "
+    "reference grammar.",
+)
+def formal_grammar_parses(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    formal = formal_of(entry)
+    if formal is None:
+        return
+    for path, text, parser in formal_expressions(formal):
+        try:
+            parser(text)
+        except GrammarError as error:
+            yield path, str(error)
+
+
+@rule(
+    "USIS-C019",
+    "Every `param:` reference of the formal layer names a parameter of the entry.",
+)
+def formal_params_exist(key: str, entry: Mapping[str, Any], known: frozenset[str]) -> Iterator[Any]:
+    formal = formal_of(entry)
+    if formal is None:
+        return
+    names = {parameter["name"] for parameter in entry["parameters"]}
+    for path, text, parser in formal_expressions(formal):
+        try:
+            missing = parameter_names(parser(text)) - names
+        except GrammarError:
+            continue
+        if missing:
+            yield path, f"{text!r} refers to {sorted(missing)}, not parameters of this entry"
+
+
+@rule(
+    "USIS-C020",
+    "Every aggregation scope (reduce inputs, gathered sources) is one of the registered scopes.",
+)
+def scopes_registered(key: str, entry: Mapping[str, Any], known: frozenset[str]) -> Iterator[Any]:
+    formal = formal_of(entry)
+    if formal is None:
+        return
+    for index, access in enumerate(formal["data_flow"]):
+        where = f"semantics.formal.data_flow[{index}]"
+        for position, contribution in enumerate(access.get("inputs") or []):
+            if contribution.get("scope") not in SCOPES:
+                yield (
+                    f"{where}.inputs[{position}].scope",
+                    f"{contribution.get('scope')!r} is not one of {sorted(SCOPES)}",
+                )
+        source = access.get("source")
+        if (
+            isinstance(source, Mapping)
+            and source.get("kind") == "gathered"
+            and source["scope"] not in SCOPES
+        ):
+            yield f"{where}.source.scope", f"{source['scope']!r} is not one of {sorted(SCOPES)}"
+
+
+@rule(
+    "USIS-C021",
+    "Formal ids are unique and resolve: data_flow and event participants, source and input "
+    "refs, and ordering endpoints (a data_flow id, an event id or a call boundary).",
+)
+def formal_ids_resolve(key: str, entry: Mapping[str, Any], known: frozenset[str]) -> Iterator[Any]:
+    formal = formal_of(entry)
+    if formal is None:
+        return
+    base = "semantics.formal"
+    participants = [participant["id"] for participant in formal["participants"]]
+    flows = [access["id"] for access in formal["data_flow"]]
+    events = [event["id"] for event in formal["sync"]["events"]]
+    for label, ids in (("participant", participants), ("data_flow", flows), ("event", events)):
+        duplicates = sorted({item for item in ids if ids.count(item) > 1})
+        if duplicates:
+            yield base, f"duplicate {label} ids {duplicates}"
+    for index, access in enumerate(formal["data_flow"]):
+        where = f"{base}.data_flow[{index}]"
+        owner = access.get("participant")
+        if owner is not None and owner not in participants:
+            yield f"{where}.participant", f"{owner!r} is not a participant id; ids: {participants}"
+        source = access.get("source")
+        if isinstance(source, Mapping) and "ref" in source and source["ref"] not in flows:
+            yield f"{where}.source.ref", f"{source['ref']!r} is not a data_flow id"
+        for position, contribution in enumerate(access.get("inputs") or []):
+            if contribution.get("ref") not in flows:
+                yield (
+                    f"{where}.inputs[{position}].ref",
+                    f"{contribution.get('ref')!r} is not a data_flow id",
+                )
+    for index, event in enumerate(formal["sync"]["events"]):
+        if event["participant"] not in participants:
+            yield (
+                f"{base}.sync.events[{index}].participant",
+                f"{event['participant']!r} is not a participant id",
+            )
+    endpoints = set(flows) | set(events) | set(CALL_BOUNDARIES)
+    for index, edge in enumerate(formal["sync"]["ordering"]):
+        for end in ("before", "after"):
+            if edge[end] not in endpoints:
+                yield (
+                    f"{base}.sync.ordering[{index}].{end}",
+                    f"{edge[end]!r} is neither a data_flow id, an event id nor one of "
+                    f"{sorted(CALL_BOUNDARIES)}",
+                )
+
+
+@rule(
+    "USIS-C022",
+    "A data_flow `reduce` node has inputs and an operation_ref and no participant; every other "
+    "access has a participant and no inputs or operation_ref.",
+)
+def reduce_nodes_well_formed(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    formal = formal_of(entry)
+    if formal is None:
+        return
+    for index, access in enumerate(formal["data_flow"]):
+        where = f"semantics.formal.data_flow[{index}]"
+        if access["op"] == "reduce":
+            if not access.get("inputs") or access.get("operation_ref") is None:
+                yield where, "a reduce node needs inputs and an operation_ref"
+            if access.get("participant") is not None:
+                yield f"{where}.participant", "a reduce node belongs to no single participant"
+        else:
+            if access.get("participant") is None:
+                yield f"{where}.participant", f"a {access['op']} access needs a participant"
+            if access.get("inputs") or access.get("operation_ref") is not None:
+                yield (
+                    where,
+                    f"only a reduce node has inputs or an operation_ref, not a {access['op']}",
+                )
+
+
+@rule(
+    "USIS-C023",
+    "A `{T}` in a key or identity.name appears exactly when identity.type_family is non-null.",
+)
+def family_placeholder(key: str, entry: Mapping[str, Any], known: frozenset[str]) -> Iterator[Any]:
+    generic = "{T}" in key or "{T}" in entry["identity"]["name"]
+    family = entry["identity"]["type_family"]
+    if generic and not family:
+        yield "identity.type_family", "the key or name holds {T} but type_family is empty"
+    if family and not generic:
+        yield "identity.type_family", f"{family} but neither the key nor the name holds {{T}}"
+    if "{" in key.replace("{T}", ""):
+        yield "", "the only placeholder a key may hold is {T}"
+
+
+@rule(
+    "USIS-C024",
+    "A type family's members exist: for each type of a `{T}` entry's type_family, the key with "
+    "`{T}` replaced by the type is an entry of the corpus.",
+)
+def family_members_exist(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    for index, type_name in enumerate(entry["identity"]["type_family"] or []):
+        member = key.replace("{T}", type_name)
+        if "{T}" in key and member not in known:
+            yield (
+                f"identity.type_family[{index}]",
+                f"member {member!r} is not an entry of the corpus",
+            )
+
+
+@rule(
+    "USIS-C025",
+    "Each participant's `cardinality` fits its selector: `self` is one participant; a "
+    "membership (`in`) or neighbourhood selector is many.",
+)
+def cardinality_fits_selector(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    formal = formal_of(entry)
+    if formal is None:
+        return
+    for index, participant in enumerate(formal["participants"]):
+        selector = participant["selector"].strip()
+        many_selector = " in " in f" {selector} " or selector.startswith("is_neighbor(")
+        if selector == "self" and participant["cardinality"] != "one":
+            yield (
+                f"semantics.formal.participants[{index}].cardinality",
+                "'self' selects one participant",
+            )
+        if many_selector and participant["cardinality"] != "many":
+            yield (
+                f"semantics.formal.participants[{index}].cardinality",
+                f"{selector!r} selects a set of participants; cardinality must be many",
+            )
+
+
+@rule(
+    "USIS-C026",
+    "A passive_target participant does not call the function, and every other role does.",
+)
+def passive_targets_do_not_call(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    formal = formal_of(entry)
+    if formal is None:
+        return
+    for index, participant in enumerate(formal["participants"]):
+        passive = participant["role_kind"] == "passive_target"
+        if participant["calls_function"] == passive:
+            yield (
+                f"semantics.formal.participants[{index}].calls_function",
+                f"{participant['calls_function']} for role_kind {participant['role_kind']!r}",
+            )
+
+
+@rule(
+    "USIS-C027",
+    "Deprecation and supersession agree: an entry with `superseded_by` has `deprecated_in`.",
+)
+def superseded_is_deprecated(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    if (
+        entry["relationships"]["superseded_by"] is not None
+        and entry["identity"]["deprecated_in"] is None
+    ):
+        yield (
+            "identity.deprecated_in",
+            "null although relationships.superseded_by names a replacement",
+        )
+
+
+@rule(
+    "USIS-C028",
+    "Parameter names are unique within an entry.",
+)
+def parameter_names_unique(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    names = [parameter["name"] for parameter in entry["parameters"]]
+    for index, name in enumerate(names):
+        if names.index(name) != index:
+            yield (
+                f"parameters[{index}].name",
+                f"{name!r} is already parameters[{names.index(name)}]",
+            )

@@ -1,0 +1,122 @@
+"""The hb command: submit grades a file in process (table and --json), check answers a request,
+tasks lists the catalog, grades lists what was recorded, schema prints the vendored text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hb import cli, kernels
+from hb.requests_api import requests_schema_text
+
+
+@pytest.fixture
+def config_file(tmp_path: Path) -> Path:
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        f"data_dir: {tmp_path / 'data'}\n"
+        "grading: {reps: 2, warmup: 1}\n"
+        "requests: {allow: [load, cast], precisions: [fp32]}\n"
+    )
+    return path
+
+
+def test_submit_check_tasks_grades(
+    config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "scaled_add.c"
+    source.write_text(kernels.solution_source("scaled_add"))
+    assert (
+        cli.main(
+            [
+                "--config",
+                str(config_file),
+                "submit",
+                str(source),
+                "--kernel",
+                "scaled_add",
+                "--preset",
+                "S",
+            ]
+        )
+        == 0
+    )
+    table = capsys.readouterr().out
+    assert "correct         True" in table and "speedup" in table
+
+    assert (
+        cli.main(
+            [
+                "submit",
+                str(source),
+                "--kernel",
+                "scaled_add",
+                "--json",
+                "--config",
+                str(config_file),
+            ]
+        )
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["correct"] is True
+
+    requests = tmp_path / "r.json"
+    requests.write_text(
+        json.dumps({"operations": [{"action": "cast", "array": "x", "to": "fp16"}]})
+    )
+    assert (
+        cli.main(
+            [
+                "--config",
+                str(config_file),
+                "check",
+                "--kernel",
+                "scaled_add",
+                "--requests",
+                str(requests),
+            ]
+        )
+        == 1
+    )
+    assert "fp16" in json.loads(capsys.readouterr().out)["refusal"]
+    assert (
+        cli.main(
+            [
+                "--config",
+                str(config_file),
+                "submit",
+                str(source),
+                "--kernel",
+                "scaled_add",
+                "--requests",
+                str(requests),
+            ]
+        )
+        == 2
+    )
+    assert "refused: operations[0] (cast)" in capsys.readouterr().err
+
+    assert cli.main(["--config", str(config_file), "grades"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert (
+        listed[0].split()[:3] == ["id", "kernel", "preset"] and len(listed) == 4
+    )  # two grades, one refusal
+
+    assert cli.main(["tasks"]) == 0
+    assert "void spmv_fp64(" in capsys.readouterr().out
+
+
+def test_unknown_kernel(
+    config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "x.c"
+    source.write_text("")
+    assert cli.main(["--config", str(config_file), "submit", str(source), "--kernel", "nope"]) == 2
+    assert "unknown kernel 'nope'" in capsys.readouterr().err
+
+
+def test_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["schema"]) == 0
+    assert capsys.readouterr().out == requests_schema_text()

@@ -1,0 +1,115 @@
+"""The judge's calls into the distributed engine with relayout's requests: the refusals before a
+build, a grade from a request (short form and a digit program over the grid), and `hb scale`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from hb import mpi_driver
+from hb.config import Config
+from hb.distributed.driver import mpicc_path
+from hb.kernels import CATALOG_DIR, load_manifest
+from relayout.models import Requests
+
+requires_mpicc = pytest.mark.skipif(
+    not Path(mpicc_path()).exists(),
+    reason="MPICH's mpicc is not beside the interpreter (make setup installs it)",
+)
+
+
+def requests(grid: list[str], *operations: dict) -> Requests:
+    return Requests.validate({"startup": {"grid": grid}, "operations": list(operations)})
+
+
+def distribute(array: str, dim: int = 0, grid_dim: int = 0, **extra: object) -> dict:
+    return {"action": "distribute", "array": array, "grid_dim": grid_dim, "dim": dim, **extra}
+
+
+def test_refusals_before_a_build() -> None:
+    scaled_add = load_manifest("scaled_add")
+    only_y = requests(["P"], distribute("y"))
+    assert "array x is left neither distributed nor replicated" in (
+        mpi_driver.distributed_refusal(only_y, scaled_add, "fp64", ranks=4) or ""
+    )
+    square = requests(
+        ["root(P, 2)", "root(P, 2)"], distribute("x"), {"action": "replicate", "array": "y"}
+    )
+    refusal = mpi_driver.distributed_refusal(square, scaled_add, "fp64", ranks=2) or ""
+    assert refusal.startswith("startup.grid must span mpi.ranks: ") and "root(2, 2)" in refusal
+    on_device = requests(
+        ["P"], distribute("x"), distribute("y"), {"action": "place", "array": "x", "on": "device"}
+    )
+    assert "place (x) on device" in (
+        mpi_driver.distributed_refusal(on_device, scaled_add, "fp64", ranks=4) or ""
+    )
+    sparse = requests(["P"], {"action": "replicate", "array": "A"})
+    assert "is sparse (csr)" in (
+        mpi_driver.distributed_refusal(sparse, load_manifest("spmv"), "fp64", ranks=2) or ""
+    )
+    fine = requests(["P"], distribute("x", scheme="cyclic"), distribute("y", scheme="cyclic"))
+    assert mpi_driver.distributed_refusal(fine, scaled_add, "fp64", ranks=4) is None
+
+
+def test_casts_are_read_from_the_request_last_one_winning() -> None:
+    request = requests(
+        ["P"], {"action": "cast", "array": "x", "to": "fp32"}, {"action": "cast", "array": "x", "to": "fp16"},
+        distribute("x"), distribute("y"),
+    )  # fmt: skip
+    assert mpi_driver.requested_casts(request) == {"x": "fp16"}
+
+
+@pytest.mark.mpi
+@requires_mpicc
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_grade_from_a_digit_program_over_the_grid(ranks: int, tmp_path: Path) -> None:
+    # split + distribute of the band digit is scheme block; y in the short form, cyclic.
+    program = requests(
+        ["P"],
+        {"action": "split", "array": "x", "digit": "i0", "parts": "P0", "into": ["band", "offset"]},
+        {"action": "distribute", "array": "x", "grid_dim": 0, "digit": "band"},
+        distribute("y"),
+    )
+    manifest = load_manifest("scaled_add")
+    assert mpi_driver.lower_plan(program, manifest, "fp64", ranks).to_json() == {
+        "grid": [ranks],
+        "arrays": {"x": {"axes": [{"grid_dim": 0}]}, "y": {"axes": [{"grid_dim": 0}]}},
+    }
+    result = mpi_driver.grade_submission(
+        manifest, program, (CATALOG_DIR / "scaled_add" / "solution_mpi.c").read_text(), "fp64",
+        ranks=ranks, directory=tmp_path, reps=2,
+    )  # fmt: skip
+    assert result.correct, result.failure or result.mismatches
+    assert result.symbols == {"N": "local"}
+
+
+@pytest.mark.mpi
+@requires_mpicc
+def test_hb_scale_prints_the_curve(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    request_file = tmp_path / "requests.json"
+    axes = {"scheme": "block_cyclic", "block_size": 8}
+    request_file.write_text(
+        requests(
+            ["root(P, 2)", "root(P, 2)"],
+            distribute("A", 0, 0, **axes), distribute("A", 1, 1, **axes),
+            distribute("B", 0, 0, **axes), distribute("B", 1, 1, **axes),
+        ).to_json()
+    )  # fmt: skip
+    parser = argparse.ArgumentParser()
+    mpi_driver.add_scale_arguments(parser)
+    args = parser.parse_args(
+        [
+            "mat_scaled_add", str(CATALOG_DIR / "mat_scaled_add" / "solution_mpi.c"),
+            "--requests", str(request_file), "--ranks", "1,2,4", "--out", str(tmp_path / "out"),
+            "--reps", "2",
+        ]
+    )  # fmt: skip
+    assert mpi_driver.scale_command(args, Config()) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].split()[:3] == ["ranks", "grid", "time_s"]
+    assert printed[1].split()[:2] == ["1", "1x1"] and printed[1].split()[4] == "100.0%"
+    assert printed[2].split()[:2] == ["2", "-"] and "skipped" in printed[2]
+    assert printed[3].split()[:2] == ["4", "2x2"]
+    assert (tmp_path / "out" / "scaling.png").exists()

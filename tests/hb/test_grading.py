@@ -1,0 +1,75 @@
+"""Grading laws: the tolerance matrix, NaN and inf positions, the maximum relative error, the
+precision override for fp64-only kernels, and the speedup."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hb.grading import compare, compare_outputs, resolve_problem, speedup
+from hb.precision import TOLERANCE_MATRIX, Tolerance, precision_casts
+
+
+def test_tolerance_matrix_is_the_issue_table() -> None:
+    assert TOLERANCE_MATRIX == {
+        "fp64": (1e-9, 1e-11),
+        "fp32": (1e-3, 1e-5),
+        "fp16": (1e-2, 1e-3),
+        "bf16": (3e-2, 1e-2),
+        "fp8_e4m3": (1e-1, 0.125),
+        "fp8_e5m2": (2e-1, 0.25),
+    }
+
+
+def test_within_and_outside_the_band() -> None:
+    want = np.array([1.0, -2.0, 0.0])
+    band = TOLERANCE_MATRIX["fp64"]
+    assert compare("y", want * (1 + 5e-10), want, band).correct
+    failed = compare("y", want * (1 + 5e-9), want, band)
+    assert (
+        not failed.correct
+        and "y:" in (failed.reason or "")
+        and "rtol=1e-09" in (failed.reason or "")
+    )
+    assert abs(failed.max_relative_error - 5e-9) < 1e-12
+
+
+def test_nan_and_inf_positions_must_match() -> None:
+    band = Tolerance(1e-3, 1e-5)
+    want = np.array([1.0, np.nan, np.inf])
+    assert compare("y", want.copy(), want, band).correct
+    assert "NaN positions" in (
+        compare("y", np.array([np.nan, 1.0, np.inf]), want, band).reason or ""
+    )
+    assert "inf positions" in (
+        compare("y", np.array([1.0, np.nan, -np.inf]), want, band).reason or ""
+    )
+
+
+def test_a_narrow_output_is_graded_in_the_problem_band() -> None:
+    want = np.linspace(-1, 1, 101)
+    as_fp32 = want.astype(np.float32).astype(np.float64)  # a cast output, upcast by the judge
+    assert not compare_outputs({"y": as_fp32}, {"y": want}, TOLERANCE_MATRIX["fp64"]).correct
+    assert compare_outputs({"y": as_fp32}, {"y": want}, TOLERANCE_MATRIX["fp32"]).correct
+
+
+def test_missing_output_and_shape() -> None:
+    band = TOLERANCE_MATRIX["fp64"]
+    assert "no output" in (compare_outputs({}, {"y": np.zeros(2)}, band).reason or "")
+    assert "shape" in (compare("y", np.zeros(3), np.zeros(2), band).reason or "")
+
+
+def test_precision_override_for_listed_fp64_only_kernels() -> None:
+    listed = resolve_problem("channel_flow", ["fp64"], "fp32", ["channel_flow"])
+    assert not isinstance(listed, str)
+    assert listed.precision == "fp64" and listed.band == TOLERANCE_MATRIX["fp32"]
+    assert listed.precision_override == "fp32"
+    assert isinstance(resolve_problem("channel_flow", ["fp64"], "fp32", []), str)
+
+
+def test_precision_casts_leave_out_the_problem_dtype() -> None:
+    assert precision_casts("fp64", ["fp64", "fp32", "bf16"]) == ["fp32", "bf16"]
+
+
+def test_speedup() -> None:
+    assert speedup(200, 100) == 2.0
+    assert speedup(200, 0) == 0.0

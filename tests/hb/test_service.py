@@ -1,0 +1,253 @@
+"""The HTTP service: health, tasks, the task view, /score and /submit with their 400 / 404 / 200
+answers, /requests/check (accepted, refused, malformed; 200 concurrent calls), the OpenAPI
+document, and what is recorded."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from fastapi.testclient import TestClient
+
+from hb import kernels, results_db
+from hb.service import JudgeHandler, conversions_available
+
+SCALED_ADD = kernels.solution_source("scaled_add")
+
+SIX_OPERATIONS = {
+    "operations": [
+        {"action": "cast", "array": "A", "to": "fp32"},
+        {"action": "permute", "array": "A", "order": ["i1", "i0"]},
+        {"action": "block", "array": "B", "digit": "i1", "factor": 4, "into": ["b", "f"]},
+        {"action": "pad", "array": "A", "digit": "i0", "amount": 3},
+        {"action": "split", "array": "B", "digit": "i0", "parts": 2, "into": ["band", "offset"]},
+        {"action": "cast", "array": "B", "to": "fp16"},
+    ]
+}
+
+
+def test_health_and_tasks(client: TestClient) -> None:
+    health = client.get("/health").json()
+    assert health["status"] == "ok" and health["kernels"] == len(kernels.kernel_names())
+    listed = [task["kernel"] for task in client.get("/tasks").json()]
+    assert listed == kernels.kernel_names()
+
+
+def test_task_view(client: TestClient) -> None:
+    task = client.get("/task/scaled_add").json()
+    assert task["arrays"] == {"x": "fp64[N]", "y": "fp64[N]:inout"}
+    assert task["signature"].startswith("void scaled_add_fp64(const double *restrict x")
+    assert set(task["presets"]) == {"S", "M", "L"}
+    assert "cast" in task["request_actions"]["actions"]
+    assert client.get("/task/nope").status_code == 404
+
+
+def test_openapi_is_served(client: TestClient) -> None:
+    document = client.get("/openapi.json").json()
+    assert {"/score", "/submit", "/requests/check", "/task/{kernel}"} <= set(document["paths"])
+
+
+def test_score_grades_and_records(client: TestClient, handler: JudgeHandler) -> None:
+    answer = client.post(
+        "/score", json={"kernel": "scaled_add", "source": SCALED_ADD, "preset": "S"}
+    )
+    assert answer.status_code == 200
+    body = answer.json()
+    assert body["correct"] and body["route"] == "score" and body["speedup"] > 0
+    row = results_db.get_grade(handler.engine, body["grade_id"])
+    assert row is not None and row["route"] == "score" and row["correct"] and row["requests"] == ""
+
+
+def test_submit_is_the_leaderboard_route(client: TestClient) -> None:
+    body = client.post(
+        "/submit", json={"kernel": "scaled_add", "source": SCALED_ADD, "preset": "S"}
+    ).json()
+    assert body["correct"] and body["route"] == "submit"
+
+
+def test_unknown_kernel_is_404(client: TestClient) -> None:
+    answer = client.post("/score", json={"kernel": "nope", "source": SCALED_ADD})
+    assert answer.status_code == 404 and "scaled_add" in answer.json()["detail"]
+
+
+def test_undeclared_field_is_400(client: TestClient) -> None:
+    answer = client.post(
+        "/score", json={"kernel": "scaled_add", "source": SCALED_ADD, "datatype": "fp32"}
+    )
+    assert answer.status_code == 400
+    assert answer.json()["detail"].startswith("datatype: is not a field of this envelope")
+
+
+def test_malformed_request_is_400_naming_the_entry(client: TestClient) -> None:
+    requests = {
+        "operations": [
+            {"action": "cast", "array": "x", "to": "fp32"},
+            {"action": "distribute", "array": "x"},
+        ]
+    }
+    answer = client.post(
+        "/score", json={"kernel": "scaled_add", "source": SCALED_ADD, "requests": requests}
+    )
+    assert answer.status_code == 400
+    assert answer.json()["detail"].startswith("operations[1] (distribute): ")
+
+
+def test_refused_request_is_400_and_recorded_as_refused(
+    client: TestClient, handler: JudgeHandler
+) -> None:
+    requests = {"operations": [{"action": "cast", "array": "x", "to": "fp8_e4m3"}]}
+    answer = client.post(
+        "/submit", json={"kernel": "scaled_add", "source": SCALED_ADD, "requests": requests}
+    )
+    assert answer.status_code == 400
+    assert answer.json() == {
+        "detail": "operations[0] (cast): this setup does not allow casts to fp8_e4m3 "
+        "(requests.precisions: ['fp32', 'fp16', 'bf16'])"
+    }
+    refused = results_db.list_grades(handler.engine, route="submit.refused", limit=1)[0]
+    assert refused["detail"].startswith("operations[0] (cast)") and not refused["correct"]
+
+
+def test_unknown_library_is_refused(client: TestClient) -> None:
+    requests = {"startup": {"load": ["openblas", "mkl"]}}
+    answer = client.post("/score", json={"kernel": "gemm", "source": "", "requests": requests})
+    assert answer.status_code == 400 and answer.json()["detail"].startswith(
+        "startup.load[1]: 'mkl'"
+    )
+
+
+def test_grid_is_refused_with_what_is_missing(client: TestClient) -> None:
+    answer = client.post(
+        "/requests/check", json={"kernel": "scaled_add", "requests": {"startup": {"grid": ["P"]}}}
+    )
+    assert answer.status_code == 200 and not answer.json()["accepted"]
+    assert answer.json()["refusal"].startswith("startup.grid:")
+
+
+def test_openblas_submission(client: TestClient) -> None:
+    source = """
+#include <cblas.h>
+#include <stdint.h>
+void gemm_fp64(const double *restrict A, const double *restrict B, double *restrict C, int64_t NI,
+               int64_t NJ, int64_t NK, double alpha, double beta, void *w, int64_t wb) {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, NI, NJ, NK, alpha, A, NK, B, NJ, beta, C, NJ);
+}
+"""
+    body = client.post(
+        "/score",
+        json={
+            "kernel": "gemm",
+            "source": source,
+            "preset": "S",
+            "requests": {"startup": {"load": ["openblas"]}},
+        },
+    ).json()
+    assert body["correct"], body["reason"]
+    assert body["requests"] == {"startup": {"load": ["openblas"]}}
+
+
+def test_build_failure_is_a_200_with_the_reason(client: TestClient) -> None:
+    body = client.post(
+        "/score", json={"kernel": "scaled_add", "source": "void f( {", "preset": "S"}
+    ).json()
+    assert body["correct"] is False and body["reason"].startswith("build failed")
+
+
+def test_wrong_answer_is_a_200_with_the_reason(client: TestClient) -> None:
+    wrong = SCALED_ADD.replace("y[i] += alpha * x[i]", "y[i] += x[i]")
+    body = client.post(
+        "/score", json={"kernel": "scaled_add", "source": wrong, "preset": "S"}
+    ).json()
+    assert body["correct"] is False and "outside rtol" in body["reason"]
+
+
+def test_missing_symbol_is_a_200_with_the_reason(client: TestClient) -> None:
+    body = client.post(
+        "/score", json={"kernel": "scaled_add", "source": "int unrelated;", "preset": "S"}
+    ).json()
+    assert body["correct"] is False and "scaled_add_fp64" in body["reason"]
+
+
+NEEDS_CONVERSIONS = pytest.mark.skipif(
+    not conversions_available(),
+    reason="relayout.convert.compile_program is not in this checkout yet",
+)
+
+
+@pytest.mark.skipif(conversions_available(), reason="relayout's conversions are available here")
+def test_without_conversions_operations_are_refused_cleanly(client: TestClient) -> None:
+    requests = {"operations": [{"action": "cast", "array": "x", "to": "fp32"}]}
+    answer = client.post(
+        "/requests/check", json={"kernel": "scaled_add", "requests": requests}
+    ).json()
+    assert answer["accepted"] is False and "compile_program is missing" in answer["refusal"]
+
+
+@NEEDS_CONVERSIONS
+def test_requests_check_answers(client: TestClient) -> None:
+    accepted = client.post(
+        "/requests/check",
+        json={
+            "kernel": "scaled_add",
+            "language": "c",
+            "requests": {"operations": [{"action": "cast", "array": "x", "to": "fp32"}]},
+        },
+    ).json()
+    assert accepted["accepted"] is True
+    assert accepted["signature"].startswith(
+        "void scaled_add_fp64(const float *restrict x, double *restrict y"
+    )
+    assert accepted["arrays"]["x"]["dtype"] == "fp32"
+
+
+def test_check_refusals(client: TestClient) -> None:
+    refused = client.post(
+        "/requests/check",
+        json={
+            "kernel": "channel_flow",
+            "requests": {"operations": [{"action": "cast", "array": "u", "to": "fp32"}]},
+        },
+    ).json()
+    assert refused["accepted"] is False and "fp64 only" in refused["refusal"]
+    malformed = client.post(
+        "/requests/check",
+        json={"kernel": "scaled_add", "requests": {"operations": [{"action": "x"}]}},
+    )
+    assert malformed.status_code == 400 and malformed.json()["detail"].startswith("operations[0]")
+
+
+@NEEDS_CONVERSIONS
+def test_zip_check_shows_the_pointer_list(client: TestClient) -> None:
+    requests = {"operations": [{"action": "zip", "arrays": ["u", "v"], "into": "uv"}]}
+    answer = client.post(
+        "/requests/check", json={"kernel": "channel_flow", "requests": requests}
+    ).json()
+    assert answer["accepted"] and list(answer["arrays"]) == ["uv", "p"]
+    assert answer["arrays"]["uv"]["zips"] == ["u", "v"]
+
+
+def test_check_records_nothing(client: TestClient, handler: JudgeHandler) -> None:
+    before = len(results_db.list_grades(handler.engine, limit=10_000))
+    client.post("/requests/check", json={"kernel": "gemm", "requests": SIX_OPERATIONS})
+    assert len(results_db.list_grades(handler.engine, limit=10_000)) == before
+
+
+def test_200_concurrent_checks_are_all_answered(client: TestClient) -> None:
+    def call(index: int) -> int:
+        kernel = "gemm" if index % 2 else "scaled_add"
+        requests = SIX_OPERATIONS if kernel == "gemm" else {}
+        return client.post(
+            "/requests/check", json={"kernel": kernel, "requests": requests}
+        ).status_code
+
+    with ThreadPoolExecutor(max_workers=32) as pool:
+        statuses = list(pool.map(call, range(200)))
+    assert statuses == [200] * 200
+
+
+@pytest.mark.parametrize("route", ["score", "submit"])
+def test_preset_must_exist(client: TestClient, route: str) -> None:
+    answer = client.post(
+        f"/{route}", json={"kernel": "scaled_add", "source": SCALED_ADD, "preset": "XL"}
+    )
+    assert answer.status_code == 400 and answer.json()["detail"].startswith("preset:")

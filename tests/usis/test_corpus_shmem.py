@@ -1,0 +1,362 @@
+"""The shipped OpenSHMEM corpus: counts, schema validity, hand-checked entries, provenance, and
+(when the source is in the cache) agreement with the header it was built from."""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from usis.classify import shmem as classify_shmem
+from usis.extract import shmem as extract_shmem
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "usis-openmp-shmem.md"
+
+
+@cache
+def shipped(kind: str) -> dict[str, Any]:
+    text = resources.files("usis.corpus").joinpath(f"{kind}-shmem{'-api' if kind == 'final' else ''}.json")
+    return json.loads(text.read_text())
+
+
+@cache
+def entries() -> dict[str, Any]:
+    return shipped("final")["entries"]
+
+
+def schema() -> dict[str, Any]:
+    return json.loads(resources.files("usis.schema").joinpath("usis-api-schema.json").read_text())
+
+
+def cached_source() -> Path | None:
+    """The unpacked libopenmpi-dev from the usis cache, or None when it has not been fetched."""
+    from usis.sources.fetch import available_path
+    from usis.sources.manifest import load_manifest
+
+    return available_path(load_manifest()["libopenmpi-dev"])
+
+
+def families() -> list[str]:
+    """Function families: the `{T}` family entries plus every routine that belongs to none."""
+    family_keys = [key for key in entries() if "{T}" in key]
+    members = {
+        key.replace("{T}", suffix)
+        for key in family_keys
+        for suffix in entries()[key]["identity"]["type_family"]
+    }
+    return family_keys + [key for key in entries() if "{T}" not in key and key not in members]
+
+
+def test_at_least_270_function_families_and_every_member_concretized() -> None:
+    assert len(families()) >= 270
+    for key in (k for k in entries() if "{T}" in k):
+        for suffix in entries()[key]["identity"]["type_family"]:
+            member = entries()[key.replace("{T}", suffix)]
+            assert member["identity"]["type_family"] is None
+            assert "{T}" not in json.dumps(member)
+
+
+def test_every_entry_validates_against_the_verbatim_schema() -> None:
+    validator = jsonschema.Draft202012Validator(schema())
+    errors = sorted(validator.iter_errors(entries()), key=lambda e: list(e.absolute_path))
+    assert not errors, "\n".join(
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in errors[:10]
+    )
+
+
+def test_the_shipped_file_names_its_pinned_source() -> None:
+    assert shipped("final")["sources"] == [
+        ["libopenmpi-dev", "4.1.4-3+b1", "089c17e74439e53ad6cab5f11d935bc9df93b26da0bd87b2b72eb789b467bea2"]
+    ]
+
+
+def test_the_1_5_additions_are_present_and_the_header_routines_too() -> None:
+    additions = [
+        "shmem:shmem_team_split_strided",
+        "shmem:shmem_team_split_2d",
+        "shmem:shmem_team_sync",
+        "shmem:shmem_ctx_get_team",
+        "shmem:shmem_team_create_ctx",
+        "shmem:shmem_putmem_signal",
+        "shmem:shmem_ctx_int_put_signal_nbi",
+        "shmem:shmem_signal_wait_until",
+        "shmem:shmem_int_sum_reduce",
+        "shmem:shmem_broadcastmem",
+        "shmem:shmem_int_wait_until_any_vector",
+        "shmem:shmem_ctx_long_atomic_fetch_add_nbi",
+    ]
+    for key in additions:
+        assert entries()[key]["identity"]["since"] == "OpenSHMEM-1.5", key
+        assert entries()[key]["tool_integration"]["profiling_name"] is None, key
+    assert entries()["shmem:shmem_int_put"]["tool_integration"]["profiling_name"] == "pshmem_int_put"
+
+
+def key_fields(key: str) -> dict[str, Any]:
+    entry = entries()[key]
+    memory = entry["semantics"]["memory"] or {}
+    return {
+        "api_group": entry["identity"]["api_group"],
+        "blocking": entry["execution"]["blocking"],
+        "collective": entry["execution"]["collective"],
+        "execute_once": entry["execution"]["execute_once"],
+        "one_sided": entry["semantics"]["one_sided"],
+        "atomic": entry["semantics"]["atomic"],
+        "collective_type": (entry["semantics"]["collective"] or {}).get("type"),
+        "in_place": (entry["semantics"]["collective"] or {}).get("in_place"),
+        "remote_completion": memory.get("remote_completion"),
+        "fence_semantics": memory.get("fence_semantics"),
+        "symmetric_heap": memory.get("symmetric_heap"),
+        "return": (entry["return"]["kind"], entry["return"]["value_kind"]),
+    }
+
+
+# Hand-checked against OpenSHMEM 1.5: each expectation is what the specification's routine
+# section says (puts complete remotely only at a quiet; fence orders, quiet completes; ...).
+GOLDEN: dict[str, dict[str, Any]] = {
+    "shmem:shmem_int_put": {
+        "api_group": "one_sided",
+        "blocking": True,
+        "one_sided": {"operation": "put", "epoch_type": "implicit", "ordering": "none"},
+        "remote_completion": "after_quiet",
+        "symmetric_heap": True,
+        "return": ("void", None),
+    },
+    "shmem:shmem_putmem_nbi": {
+        "blocking": False,
+        "remote_completion": "after_quiet",
+        "one_sided": {"operation": "put", "epoch_type": "implicit", "ordering": "none"},
+    },
+    "shmem:shmem_double_get": {
+        "api_group": "one_sided",
+        "one_sided": {"operation": "get", "epoch_type": "implicit", "ordering": "none"},
+        "remote_completion": None,
+    },
+    "shmem:shmem_long_g": {"return": ("value", None), "remote_completion": None},
+    "shmem:shmem_long_atomic_fetch_add": {
+        "atomic": {"operation": "fetch_add", "fetch": True, "compare": False},
+        "remote_completion": "after_return",
+        "return": ("value", None),
+    },
+    "shmem:shmem_int_atomic_compare_swap": {
+        "atomic": {"operation": "cswap", "fetch": True, "compare": True},
+    },
+    "shmem:shmem_uint64_atomic_xor": {
+        "atomic": {"operation": "xor", "fetch": False, "compare": False},
+        "remote_completion": "after_quiet",
+        "return": ("void", None),
+    },
+    "shmem:shmem_barrier_all": {
+        "api_group": "collective",
+        "collective": True,
+        "fence_semantics": "both",
+    },
+    "shmem:shmem_sync_all": {"collective": True, "fence_semantics": "none"},
+    "shmem:shmem_quiet": {"api_group": "synchronization", "fence_semantics": "both"},
+    "shmem:shmem_fence": {"api_group": "synchronization", "fence_semantics": "remote"},
+    "shmem:shmem_int_broadcast": {
+        "collective": True,
+        "collective_type": "broadcast",
+        "in_place": False,
+        "return": ("ERROR_CODE", None),
+    },
+    "shmem:shmem_broadcast64": {"collective_type": "broadcast", "return": ("void", None)},
+    "shmem:shmem_float_sum_reduce": {
+        "collective_type": "allreduce",
+        "in_place": True,
+        "collective": True,
+    },
+    "shmem:shmem_team_split_strided": {
+        "api_group": "management",
+        "collective": True,
+        "return": ("ERROR_CODE", None),
+    },
+    "shmem:shmem_my_pe": {"api_group": "query", "return": ("value", "RANK")},
+    "shmem:shmem_team_n_pes": {"return": ("value", "TEAM_SIZE")},
+    "shmem:shmem_init": {"execute_once": False, "collective": True},
+    "shmem:shmem_test_lock": {"blocking": False, "return": ("bool", None)},
+}
+
+
+@pytest.mark.parametrize("key", sorted(GOLDEN))
+def test_golden_entry(key: str) -> None:
+    actual = key_fields(key)
+    expected = GOLDEN[key]
+    assert {name: actual[name] for name in expected} == expected
+
+
+def test_golden_parameters_of_put_and_broadcast() -> None:
+    put = {p["name"]: p for p in entries()["shmem:shmem_int_put"]["parameters"]}
+    assert put["target"]["memory_space"] == "symmetric_heap"
+    assert put["target"]["direction"] == "out" and put["target"]["length"] == "len"
+    assert put["source"]["memory_space"] == "host" and put["source"]["constant"] is True
+    assert put["pe"]["kind"] == "RANK" and put["len"]["kind"] == "COUNT"
+    broadcast = {p["name"]: p for p in entries()["shmem:shmem_broadcast32"]["parameters"]}
+    assert broadcast["source"]["root_only"] is True
+    assert broadcast["pSync"]["length"] == "SHMEM_BCAST_SYNC_SIZE"
+    assert broadcast["PE_size"]["kind"] == "TEAM_SIZE"
+    nbi = {p["name"]: p for p in entries()["shmem:shmem_int_put_nbi"]["parameters"]}
+    assert nbi["source"]["asynchronous"] is True
+
+
+def test_deprecated_routines_point_at_their_replacement_and_back() -> None:
+    assert entries()["shmem:shmem_int_swap"]["relationships"]["superseded_by"] == (
+        "shmem:shmem_int_atomic_swap"
+    )
+    assert entries()["shmem:shmem_int_swap"]["identity"]["deprecated_in"] == "OpenSHMEM-1.4"
+    assert "shmem:shmem_int_sum_to_all" in (
+        entries()["shmem:shmem_int_sum_reduce"]["relationships"]["supersedes"]
+    )
+    assert entries()["shmem:start_pes"]["relationships"]["superseded_by"] == "shmem:shmem_init"
+    # The signed and/or/xor active-set reductions have no 1.5 counterpart of their type.
+    assert entries()["shmem:shmem_int_and_to_all"]["relationships"]["superseded_by"] is None
+
+
+def test_blocking_and_nonblocking_forms_point_at_each_other() -> None:
+    put = entries()["shmem:shmem_ctx_double_put"]["relationships"]["variants"]
+    assert put["nonblocking"] == "shmem:shmem_ctx_double_put_nbi"
+    back = entries()["shmem:shmem_ctx_double_put_nbi"]["relationships"]["variants"]
+    assert back["blocking"] == "shmem:shmem_ctx_double_put"
+
+
+def test_formal_blocks_come_from_the_shape_catalog() -> None:
+    formal = entries()["shmem:shmem_int_put"]["semantics"]["formal"]
+    assert formal is not None
+    reads = {flow["id"]: flow for flow in formal["data_flow"]}
+    assert reads["source_read"]["buffer"] == "param:source"
+    assert reads["dest_write"]["extent"] == {"count_ref": "param:len", "datatype_ref": "type:int"}
+    share = sum(1 for e in entries().values() if e["semantics"]["formal"]) / len(entries())
+    assert share > 0.4
+
+
+def provenance_judgements() -> set[str]:
+    """The fields (JSON pointers without indices) some entry marks as a judgement."""
+    found = set()
+    for records in shipped("provenance")["provenance"].values():
+        for pointer, record in records.items():
+            if record["from"].startswith("judgement:"):
+                found.add(re.sub(r"/\d+", "", pointer))
+    return found
+
+
+def test_every_value_has_provenance_and_judgements_are_documented() -> None:
+    provenance = shipped("provenance")["provenance"]
+    assert set(provenance) == set(entries())
+    assert provenance["shmem:shmem_int_put"]["/bindings/c/signature"]["method"] == "source"
+    judged = provenance_judgements()
+    assert "/execution/thread_safety" in judged
+    documented = DOCS.read_text()
+    missing = sorted(field for field in judged if f"`{field}`" not in documented)
+    assert not missing, f"judgement fields not listed in {DOCS.name}: {missing}"
+
+
+# -- the C prototype reader ---------------------------------------------------------------------
+
+HEADER = """
+/* a comment with a fake declaration: void nothing(int); */
+#define DECL __attribute__((visibility("default")))
+#if defined(__cplusplus)
+extern "C" {
+void cplusplus_only(int);
+#endif
+#if __STDC_VERSION__ >= 201112L
+DECL void shmem_c11(long *target,
+                    const long *source, size_t len, int pe);
+#else
+DECL void shmem_old(void);
+#endif
+static inline void helper(void) { return; }
+typedef struct { int dummy; } * shmem_ctx_t;
+DECL int shmem_flag(volatile long *lock, char const *name, omp_lock_t *, const int []);
+"""
+
+
+def test_the_prototype_reader_follows_conditionals_and_skips_bodies() -> None:
+    prototypes = extract_shmem.read_prototypes(
+        HEADER,
+        where="test.h",
+        defines={"__STDC_VERSION__": "201112"},
+        drop_tokens=frozenset({"DECL", "extern"}),
+    )
+    assert [p.name for p in prototypes] == ["shmem_c11", "shmem_flag"]
+    c11, flag = prototypes
+    assert c11.line == 10
+    assert [(p.type, p.name) for p in c11.parameters] == [
+        ("long*", "target"),
+        ("const long*", "source"),
+        ("size_t", "len"),
+        ("int", "pe"),
+    ]
+    assert [(p.type, p.name, p.array) for p in flag.parameters] == [
+        ("volatile long*", "lock", False),
+        ("const char*", "name", False),
+        ("omp_lock_t*", None, False),
+        ("const int", None, True),
+    ]
+    assert extract_shmem.render_signature("f", "void*", [p.as_dict() for p in c11.parameters]) == (
+        "void *f(long *target, const long *source, size_t len, int pe)"
+    )
+
+
+def test_a_family_member_that_breaks_the_pattern_is_an_error() -> None:
+    def record(name: str, params: list[tuple[str, str]]) -> dict[str, Any]:
+        return {
+            "name": name,
+            "return_type": "void",
+            "parameters": [{"type": t, "name": n, "array": False} for t, n in params],
+            "file": "shmem.h",
+            "line": 1,
+            "attributes": [],
+        }
+
+    good = [
+        record("shmem_int_put", [("int*", "target"), ("int", "pe")]),
+        record("shmem_long_put", [("long*", "target"), ("int", "pe")]),
+    ]
+    (family,) = classify_shmem.group_families(good)
+    assert family.name == "shmem_{T}_put"
+    assert [p["type"] for p in family.parameters] == ["{T}*", "int"]
+    bad = [*good, record("shmem_float_put", [("float*", "target"), ("long", "pe")])]
+    with pytest.raises(classify_shmem.ClassifyError, match="shmem_{T}_put"):
+        classify_shmem.group_families(bad)
+
+
+# -- against the fetched header -----------------------------------------------------------------
+
+
+def test_families_render_back_to_the_header_declarations() -> None:
+    source = cached_source()
+    if source is None:
+        pytest.skip("libopenmpi-dev is not in the usis cache; run `usis fetch --model shmem`")
+    extracted = extract_shmem.extract({"libopenmpi-dev": source})
+    declared = {
+        record["name"]: extract_shmem.render_signature(
+            record["name"], record["return_type"], record["parameters"]
+        )
+        for record in extracted["records"]
+    }
+    assert len(declared) == 844
+    header_keys = [k for k, e in entries().items() if e["identity"]["since"] != "OpenSHMEM-1.5"]
+    rendered = {
+        entries()[key]["identity"]["name"]: entries()[key]["bindings"]["c"]["signature"]
+        for key in header_keys
+        if "{T}" not in key
+    }
+    assert {name: rendered.get(name) for name in declared} == declared
+
+
+def test_classify_reproduces_the_shipped_family_entries() -> None:
+    source = cached_source()
+    if source is None:
+        pytest.skip("libopenmpi-dev is not in the usis cache; run `usis fetch --model shmem`")
+    classified = classify_shmem.classify(extract_shmem.extract({"libopenmpi-dev": source}))
+    assert len(classified["entries"]) == len(families())
+    for key in ("shmem:shmem_{T}_put", "shmem:shmem_quiet", "shmem:shmem_team_split_strided"):
+        mine = classified["entries"][key]
+        assert mine["identity"] == {**entries()[key]["identity"]}
+        assert mine["execution"] == entries()[key]["execution"]
