@@ -90,7 +90,11 @@ def main(full: bool) -> int:
         with TestClient(create_app(config)) as client:
             check_latency(client, 500 if full else 20)
             # A fresh comment makes the source new to the build cache: the cold case builds.
-            source = kernels.solution_source("scaled_add") + f"\n/* bench {time.time_ns()} */\n"
+            # The kernel takes x as float, as the cast delivers it.
+            source = kernels.solution_source("scaled_add").replace(
+                "scaled_add_fp64(const double *restrict x", "scaled_add_fp64(const float *restrict x"
+            )
+            source += f"\n/* bench {time.time_ns()} */\n"
             score_round_trip(client, "cold cache", source)
             score_round_trip(client, "warm cache", source)
     return 0

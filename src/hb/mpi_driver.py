@@ -56,6 +56,7 @@ __all__ = [
     "grid_at",
     "launcher_command",
     "launcher_settings",
+    "local_layout_refusal",
     "local_sizes_table",
     "lower_plan",
     "place_refusal",
@@ -189,6 +190,41 @@ def lower_plan(
     return read_plan(plan)
 
 
+def local_layout_refusal(requests: Any) -> str | None:
+    """A digit operation whose local layout the plan cannot carry, or None.
+
+    The plan says which rank owns which elements, and each tile is packed row-major in global
+    order; a digit operation over the grid is honoured when it only chooses the distribution
+    (a split or block whose cut digit a later distribute deals out). A permute, an unsplit or an
+    unblock, or a cut no distribute consumes, would reorder or pad the local tiles, which the
+    driver does not do: it is refused rather than silently ignored.
+    """
+    operations = list(requests.operations)
+    for index, operation in enumerate(operations):
+        label = f"operations[{index}] ({operation.action})"
+        if operation.action in ("permute", "unsplit", "unblock"):
+            return (
+                f"{label}: on a distributed grade each rank's tile is packed row-major in global "
+                f"order, and reordering the digits of a tile is not supported; send it without "
+                f"this operation"
+            )
+        if operation.action in ("split", "block"):
+            cut = set(operation.into)
+            dealt = any(
+                later.action == "distribute"
+                and later.array == operation.array
+                and getattr(later, "digit", None) in cut
+                for later in operations[index + 1 :]
+            )
+            if not dealt:
+                return (
+                    f"{label}: on a distributed grade a {operation.action} must feed a distribute "
+                    f"of one of its digits {sorted(cut)} (it then chooses the scheme); a cut kept "
+                    f"local would pad the tile, which is not supported"
+                )
+    return None
+
+
 def distributed_refusal(
     requests: Any,
     manifest: Any,
@@ -200,7 +236,8 @@ def distributed_refusal(
 ) -> str | None:
     """Why a request with startup.grid cannot be graded on `ranks` ranks (mpi.ranks), or None:
     the kernel (dense floating arrays only), the grid (it must span mpi.ranks), the lowering
-    (Requests.plan), the plan's refusals, place, and the casts."""
+    (Requests.plan) and the local layouts it cannot carry, the plan's refusals, place, and the
+    casts."""
     kernel = DistributedKernel.from_manifest(manifest)
     refusal = kernel.refusal()
     if refusal:
@@ -208,6 +245,9 @@ def distributed_refusal(
     extents, note = grid_at(list(requests.startup.grid), ranks)
     if extents is None:
         return f"startup.grid must span mpi.ranks: {note}"
+    refusal = local_layout_refusal(requests)
+    if refusal:
+        return refusal
     try:
         plan = lower_plan(requests, manifest, precision, ranks, manifest.preset_sizes("S"))
     except (RequestError, ValueError) as error:

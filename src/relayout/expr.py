@@ -175,6 +175,25 @@ TOKEN = re.compile(
 BITWISE_OPERATORS = frozenset({"^", "&", "|", "<<", ">>", "<", "<=", ">", ">=", "==", "!="})
 
 
+MAX_DEPTH = 200
+
+
+def _depth(expr: Expr) -> int:
+    """The height of the tree, without recursion (so a hostile input cannot exhaust the stack)."""
+    deepest = 0
+    stack: list[tuple[Expr, int]] = [(expr, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(node, Neg):
+            stack.append((node.operand, depth + 1))
+        elif isinstance(node, Bin):
+            stack.extend(((node.left, depth + 1), (node.right, depth + 1)))
+        elif isinstance(node, Call):
+            stack.extend((arg, depth + 1) for arg in node.args)
+    return deepest
+
+
 def parse(text: str | int, *, bitwise: bool = True) -> Expr:
     """Parse integer expression text; `bitwise=False` refuses ^ & | << >> and comparisons.
 
@@ -200,7 +219,12 @@ def parse(text: str | int, *, bitwise: bool = True) -> Expr:
         tokens.append((kind, match.group(kind), start))
         position = match.end()
     parser = _Parser(text, tokens, bitwise)
-    result = parser.expression(0)
+    try:
+        result = parser.expression(0)
+    except RecursionError:
+        raise ExprError("expression nested too deeply", 0) from None
+    if _depth(result) > MAX_DEPTH:
+        raise ExprError(f"expression nested deeper than {MAX_DEPTH} levels", 0)
     if parser.index < len(tokens):
         kind, value, start = tokens[parser.index]
         raise ExprError(f"unexpected {value!r}", start)

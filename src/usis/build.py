@@ -76,8 +76,12 @@ def find_pipeline(model: str) -> ModelPipeline | str:
 
 
 def json_roundtrip(value: Any) -> Any:
-    """A deep copy through JSON, so that every stage sees exactly what a checkpoint file holds."""
-    return json.loads(dump_json(value))
+    """A deep copy through JSON, so that every stage sees exactly what a checkpoint file holds.
+
+    Compact on purpose: with an indent, the json module falls back to its pure-Python encoder,
+    which costs seconds per stage on the larger corpora; key order does not matter here because
+    every file is written with sorted keys."""
+    return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
 
 
 def validate_stage(assembled: dict[str, Any], known_keys: Iterable[str] = ()) -> dict[str, Any]:

@@ -165,6 +165,19 @@ def command_find(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def other_models_keys(entries: Mapping[str, Any]) -> set[str]:
+    """Keys of the shipped corpora of models the entries do not belong to: a cross-model reference
+    (variants.gpu -> another model) may name them."""
+    from usis.api import read_shipped, shipped_models
+
+    own = {key.split(":", 1)[0] for key in entries}
+    keys: set[str] = set()
+    for model in shipped_models():
+        if model not in own:
+            keys.update(read_shipped(f"final-{model}-api.json")["entries"])
+    return keys
+
+
 def command_validate(arguments: argparse.Namespace) -> int:
     from usis.validate import entries_of, validate_entries
 
@@ -174,7 +187,7 @@ def command_validate(arguments: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"usis validate: {arguments.file}: {error}", file=sys.stderr)
         return 1
-    findings = validate_entries(entries)
+    findings = validate_entries(entries, other_models_keys(entries))
     for finding in findings:
         print(finding)
     if findings:

@@ -120,3 +120,44 @@ def test_unknown_kernel(
 def test_schema(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["schema"]) == 0
     assert capsys.readouterr().out == requests_schema_text()
+
+
+def test_serve_answers_health(config_file: Path) -> None:
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hb.cli",
+            "--config",
+            str(config_file),
+            "serve",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                answer = httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "hb serve did not answer within 30 s"
+                assert server.poll() is None, "hb serve exited"
+                time.sleep(0.2)
+        assert answer.status_code == 200 and answer.json()["status"] == "ok"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

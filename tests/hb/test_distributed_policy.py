@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -273,3 +274,17 @@ def test_launcher_environment_passes_only_mpi_and_launcher_variables() -> None:
         threads=2,
     )
     assert env == {"PATH": "/bin", "SLURM_JOB_ID": "7", "UCX_TLS": "self", "OMP_NUM_THREADS": "2"}
+
+
+def test_every_launched_process_inherits_the_limits(tmp_path: Path) -> None:
+    from hb.distributed.launch import RankLimits, run_launcher
+
+    result = run_launcher(
+        ["sh", "-c", "ulimit -v; ulimit -t; ulimit -c"],
+        tmp_path,
+        timeout_s=10,
+        env={"PATH": "/usr/bin:/bin"},
+        limits=RankLimits(cpu_s=7, memory_bytes=1 << 30, fsize_bytes=None),
+    )
+    assert result.failure() is None
+    assert result.stdout.split() == ["1048576", "7", "0"]

@@ -53,6 +53,36 @@ def test_refusals_before_a_build() -> None:
     assert mpi_driver.distributed_refusal(fine, scaled_add, "fp64", ranks=4) is None
 
 
+def test_digit_operations_that_would_reorder_local_tiles_are_refused() -> None:
+    manifest = load_manifest("mat_scaled_add")
+    transposed = requests(
+        ["P"],
+        distribute("A"),
+        distribute("B"),
+        {"action": "permute", "array": "A", "order": ["i1", "i0"]},
+    )
+    refusal = mpi_driver.distributed_refusal(transposed, manifest, "fp64", ranks=2) or ""
+    assert refusal.startswith("operations[2] (permute): on a distributed grade")
+    kept_local = requests(
+        ["P"], distribute("A"), distribute("B"),
+        {"action": "block", "array": "B", "digit": "i1", "factor": 4, "into": ["c", "f"]},
+    )  # fmt: skip
+    refusal = mpi_driver.distributed_refusal(kept_local, manifest, "fp64", ranks=2) or ""
+    assert refusal.startswith(
+        "operations[2] (block): on a distributed grade a block must feed a distribute"
+    )
+    dealt = requests(
+        ["root(P, 2)", "root(P, 2)"],
+        {"action": "block", "array": "A", "digit": "i0", "factor": 4, "into": ["c", "f"]},
+        {"action": "distribute", "array": "A", "grid_dim": 0, "digit": "c", "scheme": "cyclic"},
+        distribute("A", 1, 1), distribute("B", 0, 0, scheme="block_cyclic", block_size=4), distribute("B", 1, 1),
+    )  # fmt: skip
+    assert mpi_driver.distributed_refusal(dealt, manifest, "fp64", ranks=4) is None
+    assert mpi_driver.lower_plan(dealt, manifest, "fp64", 4).to_json()["arrays"]["A"] == {
+        "axes": [{"grid_dim": 0, "scheme": "block_cyclic", "block_size": 4}, {"grid_dim": 1}]
+    }
+
+
 def test_casts_are_read_from_the_request_last_one_winning() -> None:
     request = requests(
         ["P"], {"action": "cast", "array": "x", "to": "fp32"}, {"action": "cast", "array": "x", "to": "fp16"},

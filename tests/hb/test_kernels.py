@@ -92,3 +92,18 @@ def test_fp32_problem_of_scaled_add(data_dir: Path) -> None:
     )
     assert result["correct"], result["reason"]
     assert result["datatype"] == "fp32"
+
+
+@pytest.mark.parametrize("name", [n for n in kernels.kernel_names() if n != "spmv"])
+def test_default_signature_agrees_with_relayout(name: str) -> None:
+    from relayout.check import c_signature
+
+    manifest = kernels.load_manifest(name)
+    precision = manifest.precisions[0]
+    theirs = c_signature(
+        abi.symbol(manifest, precision),
+        abi.relayout_arrays(manifest, precision),
+        {},
+        abi.abi_scalars(manifest, precision),
+    )
+    assert theirs == abi.default_signature(manifest, precision)

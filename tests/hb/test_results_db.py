@@ -141,3 +141,15 @@ def test_a_writer_killed_mid_write_leaves_no_orphan(engine: sa.Engine) -> None:
     assert results_db.orphan_grades(engine) == []
     for grade in grades:
         assert len(results_db.rows_of_grade(engine, grade["id"])) == 2
+
+
+def test_the_documented_query_runs(engine: sa.Engine) -> None:
+    document = (Path(__file__).resolve().parents[2] / "docs" / "results_db.md").read_text()
+    query = document.split("```sql\n", 1)[1].split("```", 1)[0]
+    fast = {**GRADE, "preset": "M", "native_ns": 100, "speedup": 3.0}
+    results_db.add_grade(engine, fast, REQUEST)
+    results_db.add_grade(engine, {**fast, "native_ns": 80, "speedup": 3.5})
+    results_db.add_grade(engine, {**fast, "correct": False, "native_ns": 10}, REQUEST)
+    with engine.connect() as connection:
+        rows = [tuple(row) for row in connection.execute(sa.text(query))]
+    assert rows == [("gemm", 80, 3.5, 1)]

@@ -90,6 +90,8 @@ def test_broadcast_family(
     assert {k: found["relationships"]["variants"][k] for k in variants} == variants
     assert parameter(name, "buffer")["direction"] == "inout"
     assert parameter(name, "root")["kind"] == "RANK"
+    assert parameter(name, "buffer")["pointer"] is True
+    assert parameter(name, "count")["pointer"] is None
     assert found["semantics"]["formal"]["sync"]["matching"]["kind"] == "collective_rendezvous"
     assert (
         found["identity"]["since"]
@@ -343,3 +345,19 @@ def test_fortran_only_calls_have_no_c_prototype() -> None:
             "header": "mpi.h",
             "signature": None,
         }
+
+
+@pytest.mark.parametrize(("name", "blocking"), [("mpi_probe", True), ("mpi_iprobe", False)])
+def test_probes_start_no_operation(name: str, blocking: bool) -> None:
+    found = entry(name)
+    assert found["execution"]["blocking"] is blocking
+    assert found["execution"]["procedure_class"] is None
+    assert found["execution"]["stages"] is None
+    assert found["semantics"]["memory"] is None
+    assert parameter(name, "flag" if name == "mpi_iprobe" else "status")["direction"] == "out"
+
+
+def test_gather_root_only_parameters_come_from_the_source() -> None:
+    assert parameter("mpi_gather", "recvbuf")["root_only"] is True
+    assert parameter("mpi_gather", "sendbuf")["root_only"] is False
+    assert parameter("mpi_gather", "recvcount")["constraints"]["paired_with"] == "sendcount"

@@ -150,6 +150,53 @@ def duplicate_parameter(corpus: Corpus) -> None:
     bcast(corpus)["parameters"].append(parameter("count", "COUNT"))
 
 
+def receive_with_send_mode(corpus: Corpus) -> None:
+    corpus["mpi:mpi_recv"]["semantics"]["point_to_point"]["synchronous"] = False
+
+
+def dual_launch_with_gpu_variant(corpus: Corpus) -> None:
+    bcast(corpus)["execution"]["launch"] = "cpu+gpu"
+    bcast(corpus)["relationships"]["variants"]["gpu"] = "mpi:mpi_allreduce"
+
+
+def host_call_with_gpu_scope(corpus: Corpus) -> None:
+    bcast(corpus)["execution"]["gpu_scope"] = "block"
+
+
+def runtime_atomic_without_operator(corpus: Corpus) -> None:
+    bcast(corpus)["semantics"]["atomic"] = {"operation": None, "fetch": True, "compare": False}
+
+
+def aliasing_without_buffers(corpus: Corpus) -> None:
+    corpus["mpi:mpi_comm_rank"]["tool_integration"]["buffer_aliasing"] = "forbidden"
+
+
+def memory_space_on_a_count(corpus: Corpus) -> None:
+    bcast(corpus)["parameters"][1]["memory_space"] = "host"
+
+
+def context_for_no_field(corpus: Corpus) -> None:
+    bcast(corpus)["tool_integration"]["context_dependencies"] = [
+        {"field": "execution.speed", "default_value": None, "depends_on": [], "note": "n"}
+    ]
+
+
+def topology_aware_allreduce(corpus: Corpus) -> None:
+    corpus["mpi:mpi_allreduce"]["semantics"]["collective"]["topology_aware"] = True
+
+
+def collective_not_called_by_all(corpus: Corpus) -> None:
+    bcast(corpus)["execution"]["collective"] = False
+
+
+def returned_handle_without_result(corpus: Corpus) -> None:
+    formal(corpus)["handle_lifecycle"][0]["handle"] = "return_value"
+
+
+def blocking_nonblocking_procedure(corpus: Corpus) -> None:
+    bcast(corpus)["execution"]["procedure_class"] = "nb-op"
+
+
 VIOLATIONS: dict[str, tuple[Callable[[Corpus], None], str, str]] = {
     "USIS-C001": (rename_key, "mpi:mpi_broadcast", "identity.name"),
     "USIS-C002": (dangling_reference, "mpi:mpi_bcast", "relationships.variants.persistent"),
@@ -199,6 +246,33 @@ VIOLATIONS: dict[str, tuple[Callable[[Corpus], None], str, str]] = {
     ),
     "USIS-C027": (superseded_not_deprecated, "mpi:mpi_type_extent", "identity.deprecated_in"),
     "USIS-C028": (duplicate_parameter, "mpi:mpi_bcast", "parameters[5].name"),
+    "USIS-C029": (receive_with_send_mode, "mpi:mpi_recv", "semantics.point_to_point.synchronous"),
+    "USIS-C030": (dual_launch_with_gpu_variant, "mpi:mpi_bcast", "relationships.variants.gpu"),
+    "USIS-C031": (host_call_with_gpu_scope, "mpi:mpi_bcast", "execution.gpu_scope"),
+    "USIS-C032": (runtime_atomic_without_operator, "mpi:mpi_bcast", "semantics.atomic.operation"),
+    "USIS-C033": (
+        aliasing_without_buffers,
+        "mpi:mpi_comm_rank",
+        "tool_integration.buffer_aliasing",
+    ),
+    "USIS-C034": (memory_space_on_a_count, "mpi:mpi_bcast", "parameters[1].memory_space"),
+    "USIS-C035": (
+        context_for_no_field,
+        "mpi:mpi_bcast",
+        "tool_integration.context_dependencies[0].field",
+    ),
+    "USIS-C036": (
+        topology_aware_allreduce,
+        "mpi:mpi_allreduce",
+        "semantics.collective.topology_aware",
+    ),
+    "USIS-C037": (collective_not_called_by_all, "mpi:mpi_bcast", "execution.collective"),
+    "USIS-C038": (
+        returned_handle_without_result,
+        "mpi:mpi_bcast",
+        "semantics.formal.handle_lifecycle[0].handle",
+    ),
+    "USIS-C039": (blocking_nonblocking_procedure, "mpi:mpi_bcast", "execution.blocking"),
 }
 
 

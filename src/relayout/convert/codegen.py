@@ -584,6 +584,22 @@ def permutation_kernel(
                         for (int i = 0; i < {MICRO}; ++i)
                             buf[buffer_base + (a0 + j) * extent{count - 1} + b0 + i] = tile[i][j];"""
         single = f"buf[buffer_base + a * extent{count - 1} + b] = {scalar_convert(source, stored, 'array[array_base + a * stride' + str(count - 2) + ' + b * stride' + str(count - 1) + ']')};"
+        # The array's rows run along digit a: load whole rows, store whole buffer rows.
+        rows_stage = f"""\
+                    {buffer_type} tile[{MICRO}][{MICRO}];
+                    #pragma GCC unroll {MICRO}
+                    for (int i = 0; i < {MICRO}; ++i) {{
+                        const {array_type} *row = array + array_base + (b0 + i) * stride{count - 1} + a0;
+                        #pragma GCC unroll {MICRO}
+                        for (int j = 0; j < {MICRO}; ++j) tile[i][j] = {scalar_convert(source, stored, "row[j]")};
+                    }}
+                    #pragma GCC unroll {MICRO}
+                    for (int j = 0; j < {MICRO}; ++j) {{
+                        {buffer_type} column[{MICRO}];
+                        #pragma GCC unroll {MICRO}
+                        for (int i = 0; i < {MICRO}; ++i) column[i] = tile[i][j];
+                        memcpy(buf + buffer_base + (a0 + j) * extent{count - 1} + b0, column, sizeof column);
+                    }}"""
     else:
         lines.append(f"{array_type} *restrict array = ({array_type} *)arrays[0];")
         lines.append(f"const {buffer_type} *restrict buf = (const {buffer_type} *)buffer;")
@@ -597,6 +613,21 @@ def permutation_kernel(
                         for (int j = 0; j < {MICRO}; ++j)
                             array[array_base + (a0 + j) * stride{count - 2} + (b0 + i) * stride{count - 1}] = tile[j][i];"""
         single = f"array[array_base + a * stride{count - 2} + b * stride{count - 1}] = {scalar_convert(stored, source, f'buf[buffer_base + a * extent{count - 1} + b]')};"
+        rows_stage = f"""\
+                    {array_type} tile[{MICRO}][{MICRO}];
+                    #pragma GCC unroll {MICRO}
+                    for (int j = 0; j < {MICRO}; ++j) {{
+                        const {buffer_type} *row = buf + buffer_base + (a0 + j) * extent{count - 1} + b0;
+                        #pragma GCC unroll {MICRO}
+                        for (int i = 0; i < {MICRO}; ++i) tile[j][i] = {scalar_convert(stored, source, "row[i]")};
+                    }}
+                    #pragma GCC unroll {MICRO}
+                    for (int i = 0; i < {MICRO}; ++i) {{
+                        {array_type} column[{MICRO}];
+                        #pragma GCC unroll {MICRO}
+                        for (int j = 0; j < {MICRO}; ++j) column[j] = tile[j][i];
+                        memcpy(array + array_base + (b0 + i) * stride{count - 1} + a0, column, sizeof column);
+                    }}"""
     outer_extents = " * ".join(f"extent{k}" for k in range(count - 2)) or "1"
     decompose = []
     for k in reversed(range(count - 2)):
@@ -637,7 +668,7 @@ int64_t {function}(void *const *arrays, {"" if direction == "in" else "const "}v
         for (int64_t a0 = a_start; a0 < a_stop; a0 += {MICRO}) {{
             for (int64_t b0 = b_start; b0 < b_stop; b0 += {MICRO}) {{
                 if (a0 + {MICRO} <= a_stop && b0 + {MICRO} <= b_stop && stride{a} == 1) {{
-{stage.replace(f"(a0 + j) * stride{count - 2}", "(a0 + j)")}
+{rows_stage}
                 }} else if (a0 + {MICRO} <= a_stop && b0 + {MICRO} <= b_stop) {{
 {stage}
                 }} else {{

@@ -118,7 +118,9 @@ def build_parameter(declared: Mapping[str, Any], facts: ParameterFacts) -> dict[
         "asynchronous": facts.asynchronous,
         "constant": c_type.startswith("const ") or " const" in c_type,
         "pointer": True if is_pointer(c_type) or declared.get("array") else None,
-        "array_type": None if length is None else ("fixed" if isinstance(length, int) else "variable"),
+        "array_type": None
+        if length is None
+        else ("fixed" if isinstance(length, int) else "variable"),
         "func_type": None,
         "length": length,
         "parameter_bindings": ["c"],
@@ -410,9 +412,7 @@ def sync_rules() -> tuple[SyncRule, ...]:
     document = curated_document(MODEL, "synchronization.yaml")
     rules = []
     for item in document["rules"]:
-        rules.append(
-            SyncRule(item["id"], re.compile(item["match"]), item["facts"], item["source"])
-        )
+        rules.append(SyncRule(item["id"], re.compile(item["match"]), item["facts"], item["source"]))
     return tuple(rules)
 
 
@@ -498,9 +498,21 @@ def cuda_parameter(
                 "param-copy-buffer",
             )
         space = None
-        if function in ("cudaMalloc", "cudaMallocAsync", "cudaMallocPitch", "cudaFree", "cudaFreeAsync"):
+        if function in (
+            "cudaMalloc",
+            "cudaMallocAsync",
+            "cudaMallocPitch",
+            "cudaFree",
+            "cudaFreeAsync",
+        ):
             space = "device"
-        elif function in ("cudaMallocHost", "cudaHostAlloc", "cudaFreeHost", "cudaHostRegister", "cudaHostUnregister"):
+        elif function in (
+            "cudaMallocHost",
+            "cudaHostAlloc",
+            "cudaFreeHost",
+            "cudaHostRegister",
+            "cudaHostUnregister",
+        ):
             space = "host"
         elif function in ("cudaMallocManaged",):
             space = "unified"
@@ -556,7 +568,9 @@ def classify_cuda_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], Not
         blocking = True
     if "note_async" in notes_doc and facts.get("follow_doc_notes", True):
         blocking = False
-    stream_ordered = bool(facts.get("stream_ordered")) and (has_stream or facts.get("implicit_stream", False))
+    stream_ordered = bool(facts.get("stream_ordered")) and (
+        has_stream or facts.get("implicit_stream", False)
+    )
     device_runtime = "__cudart_builtin__" in record["markers"]
     launch = "cpu+gpu" if device_runtime else "cpu"
     runs_on = facts.get("runs_on", "gpu" if stream_ordered else "cpu")
@@ -572,12 +586,19 @@ def classify_cuda_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], Not
     for field_name in ("blocking", "runs_on", "completion", "procedure_class"):
         notes.curated(f"/execution/{field_name}", origin)
     if {"note_sync", "note_async"} & notes_doc:
-        notes.source("/execution/blocking", f"{where} doc comment \\{sorted({'note_sync', 'note_async'} & notes_doc)[0]}")
+        notes.source(
+            "/execution/blocking",
+            f"{where} doc comment \\{sorted({'note_sync', 'note_async'} & notes_doc)[0]}",
+        )
     notes.source("/execution/launch", f"{where} markers {' '.join(record['markers'])}")
     notes.rule("/execution/gpu_scope", "device-runtime-thread-scope")
     semantics = empty_semantics()
     if facts.get("memory"):
-        local, reuse = ("after_wait", "after_wait") if stream_ordered or not blocking else ("after_return", "after_return")
+        local, reuse = (
+            ("after_wait", "after_wait")
+            if stream_ordered or not blocking
+            else ("after_return", "after_return")
+        )
         semantics["memory"] = memory(local, None, reuse, fence=facts.get("fence", "none"))
         notes.curated("/semantics/memory", origin)
     parameters = []
@@ -604,7 +625,10 @@ def classify_cuda_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], Not
                 context_dependency(
                     f"param:{parameter['name']}.memory_space",
                     "either",
-                    ["the cudaMemcpyKind argument", "where the pointer was allocated (unified addressing)"],
+                    [
+                        "the cudaMemcpyKind argument",
+                        "where the pointer was allocated (unified addressing)",
+                    ],
                     "Host or device memory, as the copy kind says; with cudaMemcpyDefault the "
                     "runtime infers it from the pointer.",
                 )
@@ -618,7 +642,9 @@ def classify_cuda_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], Not
         returned = record.get("doc_returns", [])
         errors = [code for code in returned if code != "cudaSuccess"]
         successes = [code for code in returned if code == "cudaSuccess"] or ["cudaSuccess"]
-        return_section = return_of(return_type, kind="ERROR_CODE", errors=errors, successes=successes)
+        return_section = return_of(
+            return_type, kind="ERROR_CODE", errors=errors, successes=successes
+        )
         notes.source("/return/possible_errors", f"{where} doc comment \\return")
     elif return_type == "const char*":
         return_section = return_of(return_type, kind="value", value_kind="STRING")
@@ -681,7 +707,9 @@ def apply_overrides(
     source = curated["source"]
     for pointer, value in curated.get("set", {}).items():
         target: Any = entry
-        parts = [part.replace("~1", "/").replace("~0", "~") for part in pointer.strip("/").split("/")]
+        parts = [
+            part.replace("~1", "/").replace("~0", "~") for part in pointer.strip("/").split("/")
+        ]
         for part in parts[:-1]:
             target = target[int(part)] if isinstance(target, list) else target[part]
         last = parts[-1]
@@ -694,7 +722,9 @@ def apply_overrides(
         notes.curated(pointer, curated_origin(model, "entries.yaml", f"{key} ({source})"))
     if "formal" in curated:
         formal[key] = curated["formal"]
-        notes.curated("/semantics/formal", curated_origin(model, "entries.yaml", f"{key} ({source})"))
+        notes.curated(
+            "/semantics/formal", curated_origin(model, "entries.yaml", f"{key} ({source})")
+        )
 
 
 def classify(extracted: dict[str, Any]) -> dict[str, Any]:
@@ -712,7 +742,9 @@ def classify(extracted: dict[str, Any]) -> dict[str, Any]:
         provenance[key] = dict(sorted(notes.records.items()))
     unknown = sorted(set(curated_overrides(MODEL)) - set(entries))
     if unknown:
-        raise ClassifyError(f"curated/cuda/entries.yaml names functions the header lacks: {unknown}")
+        raise ClassifyError(
+            f"curated/cuda/entries.yaml names functions the header lacks: {unknown}"
+        )
     return {
         "model": MODEL,
         "sources": extracted["sources"],

@@ -245,7 +245,8 @@ def classify_call(record: Mapping[str, Any]) -> CallClass:
         call = CallClass(key, rest, category, "point_to_point", "rule:api_group.p2p_name")
         call.p2p_base = base
         call.p2p_direction = P2P_BASES[base]
-        call.variant = variant
+        # A probe only inspects the matching queue: it starts no operation and leaves no request.
+        call.variant = None if base in ("probe", "mprobe") else variant
         call.semantic_class = "point_to_point"
         if base in SEND_MODES:
             call.send_mode = SEND_MODES[base]
@@ -418,6 +419,16 @@ def paired_with(call: CallClass, name: str) -> str | None:
     ):
         return P2P_PAIRS.get(name)
     return None
+
+
+def passed_by_pointer(parameter: Mapping[str, Any]) -> bool | None:
+    """The Forum's explicit pointer flag, else what the rendered C type shows (null by value)."""
+    if parameter.get("pointer") is not None:
+        return bool(parameter["pointer"])
+    c_type = parameter.get("c_type")
+    if c_type is None:
+        return None
+    return True if ("*" in c_type or "[" in c_type) else None
 
 
 def func_type_signature(
@@ -796,7 +807,7 @@ ERROR_BY_KIND = {
 def possible_errors(call: CallClass, parameters: list[dict[str, Any]]) -> list[str]:
     errors = {"MPI_ERR_OTHER", "MPI_ERR_INTERN", "MPI_ERR_ARG"}
     for parameter in parameters:
-        if parameter["direction"] == "out" and parameter["kind"] not in ("REQUEST",):
+        if parameter["direction"] == "out":
             continue
         code = ERROR_BY_KIND.get(str(parameter["kind"]))
         if code:
@@ -816,14 +827,7 @@ def possible_errors(call: CallClass, parameters: list[dict[str, Any]]) -> list[s
         errors |= {"MPI_ERR_IO", "MPI_ERR_ACCESS"}
     if call.rest in WAIT_CALLS | TEST_CALLS and call.rest.endswith(("all", "some")):
         errors.add("MPI_ERR_IN_STATUS")
-    if call.key in ULFM_KEYS:
-        errors |= (
-            {"MPI_ERR_PROC_FAILED", "MPI_ERR_REVOKED"} if call.key != "mpi_comm_revoke" else set()
-        )
     return sorted(errors)
-
-
-ULFM_KEYS = {"mpi_comm_revoke", "mpi_comm_is_revoked", "mpi_comm_ack_failed", "mpi_comm_get_failed"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -899,7 +903,7 @@ def execution(call: CallClass, collective: bool, prov: Provenance) -> dict[str, 
     elif rest in WAIT_CALLS:
         stages, completion, blocking = ["c", "f"], "c", True
         rule_id = "rule:execution.wait"
-    elif rest in TEST_CALLS or rest == "parrived":
+    elif rest in TEST_CALLS:
         stages, completion, blocking = ["c", "f"], "c", False
         rule_id = "rule:execution.test"
     elif rest == "request_free":
@@ -914,7 +918,9 @@ def execution(call: CallClass, collective: bool, prov: Provenance) -> dict[str, 
         rule_id = "rule:execution.rma_completion"
     else:
         stages, completion = None, None
-        blocking = not (rest in ("iprobe", "improbe", "win_post") or rest in STATUS_PEEK_CALLS)
+        blocking = not (
+            rest in ("iprobe", "improbe", "win_post", "parrived") or rest in STATUS_PEEK_CALLS
+        )
         if rest in MAY_BLOCK_OPENERS:
             blocking = False
         rule_id = "rule:execution.local_or_non_operation"
@@ -1173,7 +1179,7 @@ def build_parameters(
             },
             "asynchronous": bool(raw.get("asynchronous")),
             "constant": bool(raw.get("constant")),
-            "pointer": raw.get("pointer"),
+            "pointer": passed_by_pointer(raw),
             "array_type": array_type,
             "func_type": func_type_signature(raw, callbacks),
             "length": length,
@@ -1201,6 +1207,8 @@ def build_parameters(
         ):
             prov.source(f"{pointer}/{name}", f"{origin}: {function_key}.parameters[{index}]")
         prov.curated(f"{pointer}/kind", kind_origin)
+        if raw.get("pointer") is None:
+            prov.rule(f"{pointer}/pointer", "rule:pointer.from_c_rendering")
         prov.rule(f"{pointer}/parameter_bindings", "rule:parameter_bindings.from_suppress_flags")
         prov.rule(f"{pointer}/constraints", "rule:constraints.from_forum_kind (NNI/PI kinds)")
         prov.rule(f"{pointer}/constraints/paired_with", "rule:constraints.paired_with")

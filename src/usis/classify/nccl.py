@@ -130,7 +130,9 @@ def parameter_facts(
         if kind == "ID" and is_pointer(c_type) and name == "commIds":
             return ParameterFacts(kind, "in", "the unique ids shared by the ranks", length="nId")
         descriptions = {
-            "COMMUNICATOR": "the communicator created" if direction == "out" else "the communicator",
+            "COMMUNICATOR": "the communicator created"
+            if direction == "out"
+            else "the communicator",
             "DATATYPE": "the element type of the buffers",
             "OPERATION": "the reduction operator"
             if direction == "in"
@@ -157,7 +159,11 @@ def parameter_facts(
             "ptr": "the allocation",
         }[name]
         count = next(
-            (p["name"] for p in record["parameters"] if p["name"] in ("count", "sendcount", "recvcount")),
+            (
+                p["name"]
+                for p in record["parameters"]
+                if p["name"] in ("count", "sendcount", "recvcount")
+            ),
             None,
         )
         direction = {"sendbuff": "in", "localbuff": "in", "recvbuff": "out", "buff": "inout"}.get(
@@ -175,13 +181,19 @@ def parameter_facts(
             length = "*"
             role += " (nranks*recvcount elements)"
         if function.startswith(("ncclAlltoAll", "ncclGather", "ncclScatter")):
-            bigger = {"ncclAlltoAll": ("sendbuff", "recvbuff"), "ncclGather": ("recvbuff",), "ncclScatter": ("sendbuff",)}
+            bigger = {
+                "ncclAlltoAll": ("sendbuff", "recvbuff"),
+                "ncclGather": ("recvbuff",),
+                "ncclScatter": ("sendbuff",),
+            }
             if name in next(v for k, v in bigger.items() if function.startswith(k)):
                 length = "*"
                 role += " (nranks*count elements)"
-        root_only = (function.startswith(("ncclReduce", "ncclGather")) and name == "recvbuff" and not function.startswith("ncclReduceScatter")) or (
-            function.startswith(("ncclBroadcast", "ncclScatter")) and name == "sendbuff"
-        )
+        root_only = (
+            function.startswith(("ncclReduce", "ncclGather"))
+            and name == "recvbuff"
+            and not function.startswith("ncclReduceScatter")
+        ) or (function.startswith(("ncclBroadcast", "ncclScatter")) and name == "sendbuff")
         return ParameterFacts(
             "BUFFER",
             direction,
@@ -192,12 +204,23 @@ def parameter_facts(
             root_only=root_only,
         )
     if name in ("buff",) and function.endswith("Register"):
-        return ParameterFacts("BUFFER", "in", "the buffer to register", memory_space="device", length="size")
+        return ParameterFacts(
+            "BUFFER", "in", "the buffer to register", memory_space="device", length="size"
+        )
     if name in COUNT_NAMES:
-        return ParameterFacts("COUNT", "in", "the number of elements" if "count" in name else "the number of entries")
+        return ParameterFacts(
+            "COUNT", "in", "the number of elements" if "count" in name else "the number of entries"
+        )
     if name in RANK_NAMES and base == "int":
-        value_range = "0 <= value < nranks of the communicator" if name in ("root", "peer") else None
-        described = {"root": "the root rank", "peer": "the peer rank", "rank": "this rank's position", "myrank": "this rank's position"}[name]
+        value_range = (
+            "0 <= value < nranks of the communicator" if name in ("root", "peer") else None
+        )
+        described = {
+            "root": "the root rank",
+            "peer": "the peer rank",
+            "rank": "this rank's position",
+            "myrank": "this rank's position",
+        }[name]
         return ParameterFacts("RANK", direction, described, value_range=value_range)
     if name in TEAM_SIZE_NAMES or (function == "ncclCommCount" and name == "count"):
         return ParameterFacts("TEAM_SIZE", direction, "the number of ranks")
@@ -213,7 +236,17 @@ def parameter_facts(
         return ParameterFacts("STRING", direction, "a parameter name or value")
     if not is_pointer(c_type) and base in ("int", "size_t", "unsigned int", "uint64_t"):
         return ParameterFacts("SCALAR", "in", None)
-    if is_pointer(c_type) and base in ("int", "uint64_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t"):
+    if is_pointer(c_type) and base in (
+        "int",
+        "uint64_t",
+        "int8_t",
+        "int16_t",
+        "int32_t",
+        "int64_t",
+        "uint8_t",
+        "uint16_t",
+        "uint32_t",
+    ):
         return ParameterFacts("SCALAR", direction, None)
     return ParameterFacts(None, direction, None)
 
@@ -231,7 +264,9 @@ def collective_semantics(collective_type: str, has_op: bool) -> dict[str, Any]:
     }
 
 
-def classify_record(record: Mapping[str, Any], result_codes: list[str]) -> tuple[dict[str, Any], Notes, dict[str, Any] | None]:
+def classify_record(
+    record: Mapping[str, Any], result_codes: list[str]
+) -> tuple[dict[str, Any], Notes, dict[str, Any] | None]:
     name = record["name"]
     where = f"{HEADER}:{record['line']}"
     curated = function_table()["functions"].get(name)
@@ -264,13 +299,23 @@ def classify_record(record: Mapping[str, Any], result_codes: list[str]) -> tuple
         notes.rule("/execution", "stream-ordered-operation")
     elif category in ("comm_create", "comm_derive", "window_register"):
         section = execution(
-            blocking=True, launch="cpu", runs_on="cpu", collective=True, locality="both", procedure_class="b-op"
+            blocking=True,
+            launch="cpu",
+            runs_on="cpu",
+            collective=True,
+            locality="both",
+            procedure_class="b-op",
         )
         dependencies.append(CREATE_DEPENDENCY)
         notes.rule("/execution", "collective-setup")
     elif category == "group_end":
         section = execution(
-            blocking=False, launch="cpu", runs_on="gpu", locality="local", completion="stream_ordered", procedure_class="nb-op"
+            blocking=False,
+            launch="cpu",
+            runs_on="gpu",
+            locality="local",
+            completion="stream_ordered",
+            procedure_class="nb-op",
         )
         dependencies.append(GROUP_END_DEPENDENCY)
         notes.rule("/execution", "group-end")
@@ -289,7 +334,9 @@ def classify_record(record: Mapping[str, Any], result_codes: list[str]) -> tuple
     if category == "collective":
         collective_type = curated["type"]
         semantics["collective"] = collective_semantics(collective_type, has_op)
-        notes.curated("/semantics/collective", curated_origin(MODEL, "collectives.yaml", collective_type))
+        notes.curated(
+            "/semantics/collective", curated_origin(MODEL, "collectives.yaml", collective_type)
+        )
         api_group = "collective"
         two_buffers = name != "ncclBcast"
         in_place = semantics["collective"]["in_place"] and two_buffers
@@ -317,7 +364,11 @@ def classify_record(record: Mapping[str, Any], result_codes: list[str]) -> tuple
         api_group = "point_to_point"
         aliasing = "allowed"
     elif category == "one_sided_put":
-        semantics["one_sided"] = {"operation": "put", "epoch_type": "implicit", "ordering": "release_acquire"}
+        semantics["one_sided"] = {
+            "operation": "put",
+            "epoch_type": "implicit",
+            "ordering": "release_acquire",
+        }
         api_group = "one_sided"
         aliasing = "allowed"
     elif category in ("signal", "signal_wait", "group_start", "group_end"):
@@ -372,7 +423,9 @@ def classify_record(record: Mapping[str, Any], result_codes: list[str]) -> tuple
         context_dependencies=dependencies,
     )
     if record.get("deprecated"):
-        notes.source("/identity/deprecated_in", f"{where} deprecated attribute (version not stated)")
+        notes.source(
+            "/identity/deprecated_in", f"{where} deprecated attribute (version not stated)"
+        )
     notes.source("/identity/name", where)
     notes.source("/bindings/c/signature", where)
     notes.source("/tool_integration/profiling_name", f"{where} p{name}")
@@ -405,7 +458,9 @@ def classify(extracted: dict[str, Any]) -> dict[str, Any]:
         raise ClassifyError(f"curated/nccl/functions.yaml names functions {HEADER} lacks: {stale}")
     unknown_formal = sorted(set(formal_table()) - declared)
     if unknown_formal:
-        raise ClassifyError(f"curated/nccl/formal.yaml names functions {HEADER} lacks: {unknown_formal}")
+        raise ClassifyError(
+            f"curated/nccl/formal.yaml names functions {HEADER} lacks: {unknown_formal}"
+        )
     return {
         "model": MODEL,
         "sources": extracted["sources"],

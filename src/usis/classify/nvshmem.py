@@ -129,7 +129,21 @@ QUERIES = {
     "collective_launch_query_gridsize": ("ERROR_CODE", None),
 }
 ALLOCATIONS = {"malloc", "calloc", "align", "free"}
-COLLECTIVE_MANAGEMENT = {"team_split_strided", "team_split_2d", "team_destroy", "init", "init_thread", "finalize", "init_attr", "hostlib_init_attr", "hostlib_finalize", "team_init", "buffer_register_symmetric", "buffer_unregister_symmetric", "buffer_register_symmetric_at_preferred_address"}
+COLLECTIVE_MANAGEMENT = {
+    "team_split_strided",
+    "team_split_2d",
+    "team_destroy",
+    "init",
+    "init_thread",
+    "finalize",
+    "init_attr",
+    "hostlib_init_attr",
+    "hostlib_finalize",
+    "team_init",
+    "buffer_register_symmetric",
+    "buffer_unregister_symmetric",
+    "buffer_register_symmetric_at_preferred_address",
+}
 
 
 @cache
@@ -159,72 +173,169 @@ def describe(operation: Operation, typed: bool) -> tuple[str, str]:
         things=phrase(operation, typed), op=operation.reduction or "", T=PLACEHOLDER
     )
     if operation.nbi:
-        sentence = sentence.rstrip(".") + ", returning before the transfer is complete (finished by a quiet)."
+        sentence = (
+            sentence.rstrip(".")
+            + ", returning before the transfer is complete (finished by a quiet)."
+        )
     if operation.scope in ("block", "warp", "warpgroup"):
-        sentence = sentence.rstrip(".") + f"; every thread of the calling {operation.scope} calls it together."
+        sentence = (
+            sentence.rstrip(".")
+            + f"; every thread of the calling {operation.scope} calls it together."
+        )
     if operation.on_stream:
-        sentence = sentence.rstrip(".") + "; issued from the host and performed in order on a CUDA stream."
+        sentence = (
+            sentence.rstrip(".") + "; issued from the host and performed in order on a CUDA stream."
+        )
     if operation.queue_pair:
         sentence = sentence.rstrip(".") + ", on a chosen queue pair."
     return sentence, curated_origin(MODEL, "operations.yaml", operation.key)
 
 
-REMOTE_SIDE = {"put": {"dest"}, "p": {"dest"}, "iput": {"dest"}, "put_signal": {"dest", "sig_addr"}, "get": {"source", "src"}, "g": {"source", "src"}, "iget": {"source"}}
-TEAM_NAMES = {"team", "parent_team", "src_team", "dest_team", "new_team", "xaxis_team", "yaxis_team"}
+REMOTE_SIDE = {
+    "put": {"dest"},
+    "p": {"dest"},
+    "iput": {"dest"},
+    "put_signal": {"dest", "sig_addr"},
+    "get": {"source", "src"},
+    "g": {"source", "src"},
+    "iget": {"source"},
+}
+TEAM_NAMES = {
+    "team",
+    "parent_team",
+    "src_team",
+    "dest_team",
+    "new_team",
+    "xaxis_team",
+    "yaxis_team",
+}
 COUNT_NAMES = {"nelems", "nelem", "nreduce", "bytes", "count", "num_qps"}
 RANK_NAMES = {"pe", "PE_root", "src_pe", "start"}
 STREAM_NAMES = {"stream", "cstrm", "cstream"}
-SCALAR_NAMES = {"value", "cond", "cmp_value", "signal", "dst", "sst", "stride", "size", "alignment", "status", "xrange", "major", "minor", "patch"}
+SCALAR_NAMES = {
+    "value",
+    "cond",
+    "cmp_value",
+    "signal",
+    "dst",
+    "sst",
+    "stride",
+    "size",
+    "alignment",
+    "status",
+    "xrange",
+    "major",
+    "minor",
+    "patch",
+}
 
 
-def parameter_facts(operation: Operation, declared: Mapping[str, Any], device_side: bool) -> tuple[ParameterFacts, str]:
+def parameter_facts(
+    operation: Operation, declared: Mapping[str, Any], device_side: bool
+) -> tuple[ParameterFacts, str]:
     name, c_type = declared["name"] or "", declared["type"]
     direction = default_direction(c_type)
     base = c_type.replace("const ", "").rstrip("*").strip()
     key = operation.key
     if name in STREAM_NAMES or base == "cudaStream_t":
-        return ParameterFacts("STREAM", "in", "the CUDA stream the operation is ordered on"), "param-stream"
+        return ParameterFacts(
+            "STREAM", "in", "the CUDA stream the operation is ordered on"
+        ), "param-stream"
     if name in TEAM_NAMES or base == "nvshmem_team_t":
         out = is_pointer(c_type) and base == "nvshmem_team_t"
-        return ParameterFacts("TEAM", "out" if out else "in", "the team created" if out else "the team"), "param-team"
+        return ParameterFacts(
+            "TEAM", "out" if out else "in", "the team created" if out else "the team"
+        ), "param-team"
     if name in RANK_NAMES:
-        return ParameterFacts("RANK", "in", "the PE number" if name != "PE_root" else "the root PE", value_range="0 <= value < number of PEs"), "param-rank"
+        return ParameterFacts(
+            "RANK",
+            "in",
+            "the PE number" if name != "PE_root" else "the root PE",
+            value_range="0 <= value < number of PEs",
+        ), "param-rank"
     if name in COUNT_NAMES and not is_pointer(c_type):
         unit = "bytes" if operation.bytes_form or name == "bytes" else "elements"
         return ParameterFacts("COUNT", "in", f"the number of {unit}"), "param-count"
     if name == "sig_op":
-        return ParameterFacts("SIG_OP", "in", "the signal update operation (set or add)"), "param-sig-op"
+        return ParameterFacts(
+            "SIG_OP", "in", "the signal update operation (set or add)"
+        ), "param-sig-op"
     if name in ("requested", "provided"):
-        return ParameterFacts("THREAD_LEVEL", direction, "a thread-support level"), "param-thread-level"
+        return ParameterFacts(
+            "THREAD_LEVEL", direction, "a thread-support level"
+        ), "param-thread-level"
     if name == "name" and "char" in c_type:
         return ParameterFacts("STRING", "out", "the library name"), "param-string"
-    if is_pointer(c_type) and base in ("void", "char", "int", "long", "short", "float", "double") or PLACEHOLDER in c_type or name in ("dest", "source", "src", "fetch", "sig_addr", "ivars", "ptr"):
-        if name in ("dest", "source", "src", "fetch", "sig_addr", "ivars", "ptr", "status", "indices", "cmp_values") or PLACEHOLDER in c_type:
+    if (
+        is_pointer(c_type)
+        and base in ("void", "char", "int", "long", "short", "float", "double")
+        or PLACEHOLDER in c_type
+        or name in ("dest", "source", "src", "fetch", "sig_addr", "ivars", "ptr")
+    ):
+        if (
+            name
+            in (
+                "dest",
+                "source",
+                "src",
+                "fetch",
+                "sig_addr",
+                "ivars",
+                "ptr",
+                "status",
+                "indices",
+                "cmp_values",
+            )
+            or PLACEHOLDER in c_type
+        ):
             if name in ("indices",):
-                return ParameterFacts("INDEX_ARRAY", "out", "positions of the satisfied variables", length="nelems"), "param-index-array"
+                return ParameterFacts(
+                    "INDEX_ARRAY", "out", "positions of the satisfied variables", length="nelems"
+                ), "param-index-array"
             if name in ("cmp_values",):
-                return ParameterFacts("SCALAR", "in", "the comparison values, one per variable", length="nelems"), "param-scalar-array"
+                return ParameterFacts(
+                    "SCALAR", "in", "the comparison values, one per variable", length="nelems"
+                ), "param-scalar-array"
             if name == "status" and is_pointer(c_type):
-                return ParameterFacts(None, "in", "a mask of variables to skip", length="nelems"), "param-status-mask"
+                return ParameterFacts(
+                    None, "in", "a mask of variables to skip", length="nelems"
+                ), "param-status-mask"
             remote = name in REMOTE_SIDE.get(key, set())
             collective = key in COLLECTIVE_TYPES
-            symmetric = remote or collective or name in ("sig_addr", "ivars") or key in ALLOCATIONS or key.startswith(("wait", "test", "atomic", "signal"))
-            space = "symmetric_heap" if symmetric else "device" if device_side or operation.on_stream else "device"
-            direction = {"dest": "out", "fetch": "out", "sig_addr": "inout", "source": "in", "src": "in", "ivars": "in"}.get(name, direction)
+            symmetric = (
+                remote
+                or collective
+                or name in ("sig_addr", "ivars")
+                or key in ALLOCATIONS
+                or key.startswith(("wait", "test", "atomic", "signal"))
+            )
+            space = (
+                "symmetric_heap"
+                if symmetric
+                else "device"
+                if device_side or operation.on_stream
+                else "device"
+            )
+            direction = {
+                "dest": "out",
+                "fetch": "out",
+                "sig_addr": "inout",
+                "source": "in",
+                "src": "in",
+                "ivars": "in",
+            }.get(name, direction)
             if key.startswith("atomic") and name == "dest":
                 direction = "inout"
             length: int | str | None = None
             if key in ("put", "get", "iput", "iget", "put_signal") or collective:
-                count = "bytes" if operation.bytes_form and key in ("put", "get", "put_signal") else "nelems"
-                if collective:
-                    count = "nreduce" if operation.reduction else "nelem"
-                length = count if name in ("dest", "source", "src") else None
+                if name in ("dest", "source", "src"):
+                    length = COUNT_PLACEHOLDER
                 if collective and key in ("fcollect", "alltoall") and name == "dest":
                     length = "*"
                 if key == "reducescatter" and name in ("source", "src"):
                     length = "*"
             if name == "ivars":
-                length = "nelems"
+                length = COUNT_PLACEHOLDER
             role = {
                 "dest": "the destination data object",
                 "source": "the source data object",
@@ -247,11 +358,15 @@ def parameter_facts(operation: Operation, declared: Mapping[str, Any], device_si
             )
     if name in SCALAR_NAMES or name == "cmp":
         kind = None if name == "cmp" else "SCALAR"
-        return ParameterFacts(kind, direction, "the comparison operator" if name == "cmp" else None), "param-scalar"
+        return ParameterFacts(
+            kind, direction, "the comparison operator" if name == "cmp" else None
+        ), "param-scalar"
     return ParameterFacts(None, direction, None), "param-other"
 
 
-def classify_operation(operation: Operation, host: bool, device: bool) -> tuple[str | None, dict[str, Any], dict[str, Any], str]:
+def classify_operation(
+    operation: Operation, host: bool, device: bool
+) -> tuple[str | None, dict[str, Any], dict[str, Any], str]:
     """api_group, execution, semantics and the rule id for one operation and its variant axes."""
     scope = operation.scope
     if scope in ("block", "warp", "warpgroup"):
@@ -270,7 +385,13 @@ def classify_operation(operation: Operation, host: bool, device: bool) -> tuple[
     stream = operation.on_stream
     semantics = empty_semantics()
 
-    def run(blocking: bool, collective: bool, locality: str, completion: str | None, procedure: str | None) -> dict[str, Any]:
+    def run(
+        blocking: bool,
+        collective: bool,
+        locality: str,
+        completion: str | None,
+        procedure: str | None,
+    ) -> dict[str, Any]:
         section = execution(
             blocking=False if stream else blocking,
             launch=launch,
@@ -287,26 +408,51 @@ def classify_operation(operation: Operation, host: bool, device: bool) -> tuple[
 
     local = "after_wait" if stream else ("after_flush" if nbi else "after_return")
     if key in ("put", "p", "iput", "put_signal"):
-        semantics["one_sided"] = {"operation": "put", "epoch_type": "implicit", "ordering": "release_acquire" if key == "put_signal" else "none"}
-        semantics["memory"] = memory(local, "after_quiet", local, symmetric_heap=True, model="relaxed")
-        return "one_sided", run(not nbi, False, "both", "ic" if nbi else "c", "nb-op" if nbi else "b-op"), semantics, "rma-put"
+        semantics["one_sided"] = {
+            "operation": "put",
+            "epoch_type": "implicit",
+            "ordering": "release_acquire" if key == "put_signal" else "none",
+        }
+        semantics["memory"] = memory(
+            local, "after_quiet", local, symmetric_heap=True, model="relaxed"
+        )
+        return (
+            "one_sided",
+            run(not nbi, False, "both", "ic" if nbi else "c", "nb-op" if nbi else "b-op"),
+            semantics,
+            "rma-put",
+        )
     if key in ("get", "g", "iget"):
         semantics["one_sided"] = {"operation": "get", "epoch_type": "implicit", "ordering": "none"}
         semantics["memory"] = memory(local, None, local, symmetric_heap=True, model="relaxed")
-        return "one_sided", run(not nbi, False, "both", "ic" if nbi else "c", "nb-op" if nbi else "b-op"), semantics, "rma-get"
+        return (
+            "one_sided",
+            run(not nbi, False, "both", "ic" if nbi else "c", "nb-op" if nbi else "b-op"),
+            semantics,
+            "rma-get",
+        )
     if key in ATOMIC_OPERATIONS:
         name, fetch, compare = ATOMIC_OPERATIONS[key]
         semantics["atomic"] = {"operation": name, "fetch": fetch, "compare": compare}
         remote = None if name == "fetch" else ("after_return" if fetch else "after_quiet")
         semantics["memory"] = memory(local, remote, local, symmetric_heap=True, model="relaxed")
-        return "one_sided", run(True, False, "both" if fetch else "remote", "c", "b-op"), semantics, "atomic"
+        return (
+            "one_sided",
+            run(True, False, "both" if fetch else "remote", "c", "b-op"),
+            semantics,
+            "atomic",
+        )
     if key == "signal_op":
         semantics["atomic"] = {"operation": None, "fetch": False, "compare": False}
-        semantics["memory"] = memory(local, "after_quiet", local, symmetric_heap=True, model="relaxed")
+        semantics["memory"] = memory(
+            local, "after_quiet", local, symmetric_heap=True, model="relaxed"
+        )
         return "one_sided", run(True, False, "remote", "c", "b-op"), semantics, "signal-op"
     if key == "signal_fetch":
         semantics["atomic"] = {"operation": "fetch", "fetch": True, "compare": False}
-        semantics["memory"] = memory("after_return", None, "after_return", symmetric_heap=True, model="relaxed")
+        semantics["memory"] = memory(
+            "after_return", None, "after_return", symmetric_heap=True, model="relaxed"
+        )
         return "synchronization", run(True, False, "local", "c", "b-op"), semantics, "signal-fetch"
     if key in COLLECTIVE_TYPES:
         collective_type, root, shape = COLLECTIVE_TYPES[key]
@@ -317,14 +463,19 @@ def classify_operation(operation: Operation, host: bool, device: bool) -> tuple[
             "in_place": reduction,
             "comm_scope": "intracommunicator",
             "algorithm_class": shape,
-            "reduction_op": reduction,
+            # The operator is fixed by the name, never passed: no OPERATION parameter (USIS-C010).
+            "reduction_op": False,
             "topology_aware": False,
         }
-        semantics["memory"] = memory(local, "after_return", local, symmetric_heap=True, model="relaxed")
+        semantics["memory"] = memory(
+            local, "after_return", local, symmetric_heap=True, model="relaxed"
+        )
         return "collective", run(True, True, "both", "c", "b-op"), semantics, "collective"
     if key in BARRIERS:
         completes = key.startswith("barrier")
-        semantics["memory"] = memory(local, None, local, fence="both" if completes else "none", symmetric_heap=True)
+        semantics["memory"] = memory(
+            local, None, local, fence="both" if completes else "none", symmetric_heap=True
+        )
         return "synchronization", run(True, True, "both", "c", "b-op"), semantics, "barrier-sync"
     if key in ("quiet", "fence", "flush", "qp_quiet", "qp_fence"):
         fence = "remote" if key.endswith("fence") else "both"
@@ -333,14 +484,35 @@ def classify_operation(operation: Operation, host: bool, device: bool) -> tuple[
     if WAITS.match(key) or key == "signal_wait_until":
         testing = key.startswith("test")
         semantics["memory"] = memory("after_return", None, "after_return", symmetric_heap=True)
-        return "synchronization", run(not testing, False, "local", "c", None if testing else "b-op"), semantics, "point-to-point-sync"
+        return (
+            "synchronization",
+            run(not testing, False, "local", "c", None if testing else "b-op"),
+            semantics,
+            "point-to-point-sync",
+        )
     if key in ALLOCATIONS:
         semantics["memory"] = memory("after_return", None, "after_return", symmetric_heap=True)
-        return "management", run(True, True, "both", None, "b-op"), semantics, "symmetric-allocation"
+        return (
+            "management",
+            run(True, True, "both", None, "b-op"),
+            semantics,
+            "symmetric-allocation",
+        )
     if key in QUERIES:
         return "query", run(True, False, "local", None, None), semantics, "query"
     collective = key in COLLECTIVE_MANAGEMENT
-    return "management", run(True, collective, "both" if collective else "local", None, "b-op" if collective else None), semantics, "management"
+    return (
+        "management",
+        run(
+            True,
+            collective,
+            "both" if collective else "local",
+            None,
+            "b-op" if collective else None,
+        ),
+        semantics,
+        "management",
+    )
 
 
 def return_section(operation: Operation, c_type: str) -> dict[str, Any]:
@@ -404,7 +576,9 @@ def generic_template(members: list[Mapping[str, Any]]) -> tuple[str, list[str]] 
     return template[0], template[1:]
 
 
-def group_records(records: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]], tuple[str, list[str]] | None]]:
+def group_records(
+    records: list[dict[str, Any]],
+) -> list[tuple[str, list[dict[str, Any]], tuple[str, list[str]] | None]]:
     """(entry name, member records, template) per entry: families first grouped by key and by
     where they may be called from; a group that is not uniform stays concrete."""
     grouped: dict[tuple[str, bool, bool], list[dict[str, Any]]] = defaultdict(list)
@@ -415,14 +589,14 @@ def group_records(records: list[dict[str, Any]]) -> list[tuple[str, list[dict[st
             continue
         grouped[(record["family"], record["host_visible"], record["device_visible"])].append(record)
     families_seen: dict[str, int] = defaultdict(int)
-    for (family, _, _), members in sorted(grouped.items(), key=lambda item: (item[0][0], -len(item[1]))):
+    for (family, _, _), members in sorted(
+        grouped.items(), key=lambda item: (item[0][0], -len(item[1]))
+    ):
         template = generic_template(members) if len(members) > 1 else None
-        sized = bool(re.match(r"^nvshmemx?_(qp_)?(put|get|iput|iget)\{T\}", family))
-        if len(members) > 1 and (template is not None or sized) and families_seen[family] == 0:
+        # Sized routines (put8 ... put128) stay concrete, as in the OpenSHMEM corpus: their
+        # element is a bit width, which the reference grammar's `type:` cannot spell as `{T}`.
+        if len(members) > 1 and template is not None and families_seen[family] == 0:
             families_seen[family] += 1
-            if template is None:
-                first = members[0]
-                template = (first["return_type"], [p["type"] for p in first["parameters"]])
             out.append((family, members, template))
         else:
             out.extend((member["name"], [member], None) for member in members)
@@ -446,7 +620,9 @@ def formal_rules() -> list[dict[str, Any]]:
     return list(document["assignments"])
 
 
-def formal_assignment(operation: Operation, parameter_names: list[str], typed: bool) -> tuple[dict[str, Any], int] | None:
+def formal_assignment(
+    operation: Operation, parameter_names: list[str], typed: bool, bits: str | None
+) -> tuple[dict[str, Any], int] | None:
     for index, rule in enumerate(formal_rules()):
         if operation.key not in rule["operations"] or operation.queue_pair:
             continue
@@ -456,11 +632,11 @@ def formal_assignment(operation: Operation, parameter_names: list[str], typed: b
         for slot, value in rule["bindings"].items():
             if isinstance(value, dict) and "count_ref" in value:
                 if operation.bytes_form:
-                    datatype = "type:char"
-                elif operation.sized:
-                    datatype = "type:uint{T}_t"
+                    datatype = "type:byte"
+                elif bits is not None:
+                    datatype = f"type:bits{bits}"
                 else:
-                    datatype = "type:{T}" if typed else "type:char"
+                    datatype = "type:{T}" if typed else "type:byte"
                 value = {"count_ref": value["count_ref"], "datatype_ref": datatype}
             bindings[slot] = value
         return {"shape_ref": rule["shape_ref"], "bindings": bindings}, index
@@ -501,14 +677,19 @@ def build(
     host, device = primary["host_visible"], primary["device_visible"]
     api_group, section, semantics, rule_id = classify_operation(operation, host, device)
     notes.rule("/execution", rule_id)
-    notes.source("/execution/launch", f"{where} markers and declaring pass ({'host' if host else ''}{'+' if host and device else ''}{'device' if device else ''})")
+    notes.source(
+        "/execution/launch",
+        f"{where} markers and declaring pass ({'host' if host else ''}{'+' if host and device else ''}{'device' if device else ''})",
+    )
     notes.rule("/semantics", rule_id)
     notes.rule("/identity/api_group", rule_id)
     desc, origin = describe(operation, typed)
     notes.curated("/identity/desc", origin)
-    declared_parameters = [
-        {**p, "type": t} for p, t in zip(primary["parameters"], template[1], strict=True)
-    ] if template else primary["parameters"]
+    declared_parameters = (
+        [{**p, "type": t} for p, t in zip(primary["parameters"], template[1], strict=True)]
+        if template
+        else primary["parameters"]
+    )
     unnamed = [index for index, p in enumerate(declared_parameters) if not p["name"]]
     declared_parameters = named_parameters(entry_name, declared_parameters)
     parameters = []
@@ -517,6 +698,10 @@ def build(
         facts, parameter_rule = parameter_facts(operation, declared, device_side)
         parameters.append(build_parameter(declared, facts))
         note_parameter(notes, index, where, parameter_rule)
+    count_name = next((p["name"] for p in parameters if p["kind"] == "COUNT"), None)
+    for parameter in parameters:
+        if parameter["length"] == COUNT_PLACEHOLDER:
+            parameter["length"] = count_name if count_name else "*"
     for index in unnamed:
         notes.curated(
             f"/parameters/{index}/name", f"NVSHMEM 3.8 API documentation, prototype of {entry_name}"
@@ -571,12 +756,18 @@ def build(
     notes.source("/bindings/c/header", f"{header} (includes {primary['file']})")
     notes.rule("/tool_integration/buffer_aliasing", "nvshmem-aliasing")
     if template:
-        notes.source("/identity/type_family", f"{where} and its {len(members)} per-type declarations")
-    assignment = formal_assignment(operation, [p["name"] for p in parameters], typed)
+        notes.source(
+            "/identity/type_family", f"{where} and its {len(members)} per-type declarations"
+        )
+    bits = primary["family_type"] if operation.sized else None
+    assignment = formal_assignment(operation, [p["name"] for p in parameters], typed, bits)
     formal = None
     if assignment is not None:
         formal = assignment[0]
-        notes.curated("/semantics/formal", curated_origin(MODEL, "formal.yaml", f"assignments[{assignment[1]}]"))
+        notes.curated(
+            "/semantics/formal",
+            curated_origin(MODEL, "formal.yaml", f"assignments[{assignment[1]}]"),
+        )
     family = None
     if template:
         # The toolkit's families record: each type's name suffix and the C type `{T}` stands for
@@ -604,34 +795,40 @@ def link_variants(entries: dict[str, dict[str, Any]], notes: dict[str, Notes]) -
         name = key.split(":", 1)[1]
         launch = entry["execution"]["launch"]
         if "_nbi" not in name:
-            for candidate in (re.sub(r"(put|get|putmem|getmem|put\{T\}|get\{T\})(_signal)?(?=_|$)", r"\1\2_nbi", name, count=1),):
+            for candidate in (
+                re.sub(
+                    r"(put|get|putmem|getmem|put\{T\}|get\{T\})(_signal)?(?=_|$)",
+                    r"\1\2_nbi",
+                    name,
+                    count=1,
+                ),
+            ):
                 if candidate != name and f"{MODEL}:{candidate}" in entries:
                     variants["nonblocking"] = f"{MODEL}:{candidate}"
                     entries[f"{MODEL}:{candidate}"]["relationships"]["variants"]["blocking"] = key
                     notes[key].rule("/relationships/variants/nonblocking", "nbi-pair")
-                    notes[f"{MODEL}:{candidate}"].rule("/relationships/variants/blocking", "nbi-pair")
-        if launch == "gpu":
-            base = SCOPE_SUFFIX.sub("", name.replace("nvshmemx_", "nvshmem_", 1))
-            for host_name in (re.sub(r"^nvshmem_", "nvshmemx_", base) + "_on_stream", base):
-                host_entry = entries.get(f"{MODEL}:{host_name}")
-                if host_entry is not None and "cpu" in host_entry["execution"]["launch"]:
-                    variants["host"] = f"{MODEL}:{host_name}"
-                    notes[key].rule("/relationships/variants/host", "host-counterpart")
-                    break
-        if launch == "cpu" and name.endswith("_on_stream"):
-            base = name.removesuffix("_on_stream")
-            for gpu_name in (base.replace("nvshmemx_", "nvshmem_", 1), base):
-                gpu_entry = entries.get(f"{MODEL}:{gpu_name}")
-                if gpu_entry is not None and "gpu" in gpu_entry["execution"]["launch"]:
-                    variants["gpu"] = f"{MODEL}:{gpu_name}"
-                    notes[key].rule("/relationships/variants/gpu", "gpu-counterpart")
-                    break
+                    notes[f"{MODEL}:{candidate}"].rule(
+                        "/relationships/variants/blocking", "nbi-pair"
+                    )
+        # Host/GPU counterparts are one-to-one (USIS-C004): a device-only thread-scope routine
+        # and the host's on-stream form of the same operation. A cpu+gpu entry covers both
+        # itself (USIS-C030), and block/warp forms have no single host counterpart.
+        if launch == "gpu" and entry["execution"]["gpu_scope"] == "thread":
+            host_name = re.sub(r"^nvshmem_", "nvshmemx_", name) + "_on_stream"
+            host_entry = entries.get(f"{MODEL}:{host_name}")
+            if host_entry is not None and host_entry["execution"]["launch"] == "cpu":
+                variants["host"] = f"{MODEL}:{host_name}"
+                host_entry["relationships"]["variants"]["gpu"] = key
+                notes[key].rule("/relationships/variants/host", "host-gpu-pair")
+                notes[f"{MODEL}:{host_name}"].rule("/relationships/variants/gpu", "host-gpu-pair")
 
 
 def classify(extracted: dict[str, Any]) -> dict[str, Any]:
     """Turn the extracted NVSHMEM declarations into complete entries with provenance."""
     if extracted.get("model") != MODEL:
-        raise ClassifyError(f"classify.nvshmem: expected model 'nvshmem', got {extracted.get('model')!r}")
+        raise ClassifyError(
+            f"classify.nvshmem: expected model 'nvshmem', got {extracted.get('model')!r}"
+        )
     entries: dict[str, dict[str, Any]] = {}
     notes: dict[str, Notes] = {}
     formal: dict[str, dict[str, Any]] = {}

@@ -8,6 +8,7 @@ recorded as a context dependency of its C binding and in provenance.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -251,14 +252,19 @@ def build_parameters(
         if pointer and kind in {"SCALAR", "DEVICE", "COUNT"}:
             # omp_get_schedule's chunk_size and similar out-parameters are written, not read.
             direction = "out"
-        elif pointer and not param["type"].startswith("const") and param_name in {
-            "dst",
-            "ids",
-            "place_nums",
-            "buffer",
-            "ret_code",
-            "kind",
-        }:
+        elif (
+            pointer
+            and not param["type"].startswith("const")
+            and param_name
+            in {
+                "dst",
+                "ids",
+                "place_nums",
+                "buffer",
+                "ret_code",
+                "kind",
+            }
+        ):
             direction = "out"
         elif param_name == "lock":
             direction = "inout"
@@ -304,7 +310,9 @@ def build_parameters(
                 "root_only": False,
                 "constraints": {
                     "not_null": None,
-                    "value_range": "0 <= level <= omp_get_level()" if param_name == "level" else None,
+                    "value_range": "0 <= level <= omp_get_level()"
+                    if param_name == "level"
+                    else None,
                     "paired_with": None,
                 },
                 "memory_space": memory_space,
@@ -325,7 +333,9 @@ def build_parameters(
     return parameters
 
 
-def return_section(name: str, declaration: dict[str, Any], curated: dict[str, Any]) -> dict[str, Any]:
+def return_section(
+    name: str, declaration: dict[str, Any], curated: dict[str, Any]
+) -> dict[str, Any]:
     c_type = declaration["return_type"]
     binding = {"c": c_type, "fortran90": None, "fortran08": None, "lis": None, "cpp": None}
     declared_kind = curated.get("returns")
@@ -346,6 +356,23 @@ def return_section(name: str, declaration: dict[str, Any], curated: dict[str, An
         "possible_errors": [],
         "possible_successes": ["0"] if kind == "ERROR_CODE" else [],
     }
+
+
+def deprecation_markers(record: dict[str, Any]) -> list[tuple[str, str]]:
+    """(where, OpenMP version) of each header deprecation marker on the routine's declaration,
+    e.g. libgomp's __GOMP_DEPRECATED_5_0."""
+    found = []
+    for implementation, declaration in sorted(record["declared_by"].items()):
+        for attribute in declaration.get("attributes", []):
+            match = re.search(r"DEPRECATED_(\d+)_(\d+)", attribute)
+            if match:
+                found.append(
+                    (
+                        f"{implementation} omp.h:{declaration['line']} {attribute}",
+                        f"OpenMP-{match.group(1)}.{match.group(2)}",
+                    )
+                )
+    return found
 
 
 def build_entry(record: dict[str, Any], notes: Notes) -> dict[str, Any]:
@@ -391,7 +418,8 @@ def build_entry(record: dict[str, Any], notes: Notes) -> dict[str, Any]:
                 for i in declared_by
             )
             + (
-                "; " + ", ".join(sorted(set(IMPLEMENTATION_HEADERS) - set(declared_by)))
+                "; "
+                + ", ".join(sorted(set(IMPLEMENTATION_HEADERS) - set(declared_by)))
                 + " does not declare it."
                 if len(declared_by) < len(IMPLEMENTATION_HEADERS)
                 else "."
@@ -409,7 +437,7 @@ def build_entry(record: dict[str, Any], notes: Notes) -> dict[str, Any]:
                     "omp_get_initial_device() and that device's memory otherwise.",
                 }
             )
-    entry = {
+    entry: dict[str, Any] = {
         "identity": {
             "model": MODEL,
             "name": name,
@@ -464,10 +492,20 @@ def build_entry(record: dict[str, Any], notes: Notes) -> dict[str, Any]:
     if asynchronous:
         blocking_form = f"{MODEL}:{name.removesuffix('_async')}"
         entry["relationships"]["variants"]["blocking"] = blocking_form
-        notes.add("/relationships/variants/blocking", "rule", "classify/openmp.py rule async-variant")
+        notes.add(
+            "/relationships/variants/blocking", "rule", "classify/openmp.py rule async-variant"
+        )
     curated_from = f"{ROUTINES_FILE} {name}"
     for pointer in ("/identity/since", "/identity/deprecated_in", "/identity/desc"):
         notes.add(pointer, "curated", f"{curated_from} ({pointer.rsplit('/', 1)[-1]})")
+    for marker_where, version in deprecation_markers(record):
+        # The header's own deprecation marker confirms the curated version.
+        if entry["identity"]["deprecated_in"] != version:
+            raise ClassifyError(
+                f"openmp:{name}: {marker_where} marks it deprecated in {version} but "
+                f"{ROUTINES_FILE} says deprecated_in {entry['identity']['deprecated_in']}"
+            )
+        notes.add("/identity/deprecated_in", "source", marker_where)
     notes.add("/relationships/superseded_by", "curated", f"{curated_from} (superseded_by)")
     notes.add(
         "/identity/standard_refs",
@@ -483,7 +521,13 @@ def build_entry(record: dict[str, Any], notes: Notes) -> dict[str, Any]:
         "source",
         "; ".join(f"{i} omp.h:{record['declared_by'][i]['line']}" for i in declared_by),
     )
-    notes.add("/execution/launch", "curated", f"{curated_from} (device)")
+    notes.add(
+        "/execution/launch",
+        "curated",
+        "judgement: whether a target region may call the routine, read from its description in "
+        "the specification; ICV setters and device-memory routines are recorded host-only "
+        f"({curated_from} device)",
+    )
     notes.add(
         "/execution/thread_safety",
         "rule",

@@ -203,7 +203,6 @@ class Routine:
     origin: str  # "header" or "spec-1.5"
     where: str  # header file and line, or the curated source note
     profiling_name: str | None
-    deprecated_attribute: bool = False
 
     @property
     def signature(self) -> str:
@@ -216,6 +215,24 @@ def substitute_type(c_type: str, concrete: str) -> str | None:
     if match and match.group("base") == concrete:
         return f"{match.group('quals')}{PLACEHOLDER}{match.group('stars')}"
     return None
+
+
+def generic_type(types_of: list[tuple[str, str]], where: str) -> str:
+    """The family's type at one position, from each member's (type suffix, C type) there.
+
+    The position is `{T}` when every member spells its own C type there; `int pe` stays `int`
+    because the long member has `int`, not `long`, in that position.
+    """
+    substituted = {substitute_type(c_type, TYPE_TABLE[suffix]) for suffix, c_type in types_of}
+    if len(substituted) == 1 and None not in substituted:
+        return substituted.pop() or ""
+    spelled = {c_type for _, c_type in types_of}
+    if len(spelled) != 1:
+        raise ClassifyError(
+            f"{where}: members disagree on a type ({sorted(spelled)}) in a way that is not the "
+            "type parameter"
+        )
+    return spelled.pop()
 
 
 def group_families(records: list[dict[str, Any]]) -> list[Routine]:
@@ -243,7 +260,6 @@ def group_families(records: list[dict[str, Any]]) -> list[Routine]:
             origin="header",
             where=f"{r['file']}:{r['line']}",
             profiling_name=r.get("profiling_name"),
-            deprecated_attribute=bool(r.get("attributes")),
         )
         for r in singles
     ]
@@ -255,29 +271,17 @@ def group_families(records: list[dict[str, Any]]) -> list[Routine]:
                 "handling or declare it as a concrete routine"
             )
 
-        # A position is generic when every member spells its own C type there; `int pe` stays
-        # `int` because the long member has `int`, not `long`, in that position.
-        def generic_at(types_of: list[tuple[str, str]]) -> str:
-            substituted = {substitute_type(c_type, TYPE_TABLE[suffix]) for suffix, c_type in types_of}
-            if len(substituted) == 1 and None not in substituted:
-                return substituted.pop() or ""
-            spelled = {c_type for _, c_type in types_of}
-            if len(spelled) != 1:
-                raise ClassifyError(
-                    f"{template}: members disagree on a parameter type ({sorted(spelled)}) "
-                    f"in a way that is not the type parameter; first member {first['name']} "
-                    f"({first['file']}:{first['line']})"
-                )
-            return spelled.pop()
-
         arities = {len(m["parameters"]) for _, m in members}
         if len(arities) != 1:
             raise ClassifyError(f"{template}: members have different parameter counts {arities}")
-        return_type = generic_at([(suffix, m["return_type"]) for suffix, m in members])
+        where = f"{template} (first member {first['name']}, {first['file']}:{first['line']})"
+        return_type = generic_type([(suffix, m["return_type"]) for suffix, m in members], where)
         parameters = [
             {
                 **param,
-                "type": generic_at([(suffix, m["parameters"][i]["type"]) for suffix, m in members]),
+                "type": generic_type(
+                    [(suffix, m["parameters"][i]["type"]) for suffix, m in members], where
+                ),
             }
             for i, param in enumerate(first["parameters"])
         ]
@@ -291,7 +295,6 @@ def group_families(records: list[dict[str, Any]]) -> list[Routine]:
                 origin="header",
                 where=f"{first['file']}:{first['line']}",
                 profiling_name=("p" + template) if profiling else None,
-                deprecated_attribute=any(m.get("attributes") for _, m in members),
             )
         )
     return routines
@@ -539,7 +542,7 @@ def parameter_direction(operation: Operation, name: str, c_type: str) -> str:
         if name in {"dest", "target"}:
             atomic = ATOMIC_OPERATIONS[operation.key.removesuffix("_nbi")][0]
             return "out" if atomic == "set" else "inout"
-    if c_type.startswith("const") or name in {"ivars", "sig_addr"} and "wait" in operation.key:
+    if c_type.startswith("const") or (name in {"ivars", "sig_addr"} and "wait" in operation.key):
         return "in"
     if name in {"ivars", "ptr", "addr", "cmp_values", "status"}:
         return "in"
@@ -604,7 +607,7 @@ def build_parameters(
         )
         if name in {"pSync", "pWrk"}:
             symmetric = True
-        if pointer and kind == "BUFFER" or name in {"pSync", "pWrk"}:
+        if (pointer and kind == "BUFFER") or name in {"pSync", "pWrk"}:
             memory_space: str | None = "symmetric_heap" if symmetric else "host"
         else:
             memory_space = None
@@ -933,7 +936,9 @@ def classify_operation(routine: Routine, operation: Operation) -> Classified:
         if not fetch:
             description = action + "."
         elif nbi:
-            description = action + ", delivering its prior value to a local buffer by the next quiet."
+            description = (
+                action + ", delivering its prior value to a local buffer by the next quiet."
+            )
         elif reads_only:
             description = action + " and returns its value."
         else:
@@ -957,7 +962,11 @@ def classify_operation(routine: Routine, operation: Operation) -> Classified:
         return Classified(
             "one_sided",
             execution(
-                blocking=True, collective=False, locality="local", completion="c", procedure_class="b-op"
+                blocking=True,
+                collective=False,
+                locality="local",
+                completion="c",
+                procedure_class="b-op",
             ),
             semantics,
             "Atomically reads and returns the value of a local signal object.",
@@ -970,7 +979,9 @@ def classify_operation(routine: Routine, operation: Operation) -> Classified:
         testing = key.startswith("test")
         semantics["memory"] = memory("after_return", None, "after_return", model=None)
         if key == "signal_wait_until":
-            description = "Waits until a local signal object satisfies a comparison and returns its value."
+            description = (
+                "Waits until a local signal object satisfies a comparison and returns its value."
+            )
         else:
             scope = {
                 None: "a symmetric variable",
@@ -980,7 +991,9 @@ def classify_operation(routine: Routine, operation: Operation) -> Classified:
             }[wait.group(2) if wait else None]
             against = " against per-variable values" if wait and wait.group(3) else ""
             if testing:
-                description = f"Tests without blocking whether {scope} satisfies a comparison{against}."
+                description = (
+                    f"Tests without blocking whether {scope} satisfies a comparison{against}."
+                )
             elif key == "wait":
                 description = "Waits until a symmetric variable differs from a given value."
             else:
@@ -1016,7 +1029,11 @@ def classify_operation(routine: Routine, operation: Operation) -> Classified:
         return Classified(
             "synchronization",
             execution(
-                blocking=True, collective=False, locality="both", completion="c", procedure_class="b-op"
+                blocking=True,
+                collective=False,
+                locality="both",
+                completion="c",
+                procedure_class="b-op",
             ),
             semantics,
             description,
@@ -1046,7 +1063,11 @@ def classify_operation(routine: Routine, operation: Operation) -> Classified:
         return Classified(
             "collective",
             execution(
-                blocking=True, collective=True, locality="both", completion="c", procedure_class="b-op"
+                blocking=True,
+                collective=True,
+                locality="both",
+                completion="c",
+                procedure_class="b-op",
             ),
             semantics,
             description,
@@ -1081,7 +1102,11 @@ def classify_operation(routine: Routine, operation: Operation) -> Classified:
         return Classified(
             "collective",
             execution(
-                blocking=True, collective=True, locality="both", completion="c", procedure_class="b-op"
+                blocking=True,
+                collective=True,
+                locality="both",
+                completion="c",
+                procedure_class="b-op",
             ),
             semantics,
             description,
@@ -1136,7 +1161,11 @@ def classify_operation(routine: Routine, operation: Operation) -> Classified:
         return Classified(
             "query",
             execution(
-                blocking=True, collective=False, locality="local", completion=None, procedure_class=None
+                blocking=True,
+                collective=False,
+                locality="local",
+                completion=None,
+                procedure_class=None,
             ),
             semantics,
             description,
@@ -1276,7 +1305,7 @@ def build_entry(
         "desc": classified.description,
         "type_family": list(routine.types) if routine.types else None,
     }
-    entry = {
+    entry: dict[str, Any] = {
         "identity": identity,
         "bindings": {
             "c": {"expressible": True, "header": HEADER, "signature": routine.signature},
@@ -1339,7 +1368,9 @@ def invariants(operation: Operation, names: list[str]) -> list[str]:
     return found
 
 
-def judgements(entry: dict[str, Any], operation: Operation, aliasing: str | None, notes: Notes) -> None:
+def judgements(
+    entry: dict[str, Any], operation: Operation, aliasing: str | None, notes: Notes
+) -> None:
     """Mark the values the specification does not settle as judgements, with the reason."""
     memory_section = entry["semantics"]["memory"]
     key = operation.key
@@ -1396,7 +1427,9 @@ def judgements(entry: dict[str, Any], operation: Operation, aliasing: str | None
 @cache
 def version_rules() -> list[tuple[re.Pattern[str], dict[str, Any], int]]:
     document = curated_document("versions.yaml")
-    return [(re.compile(rule["match"]), rule, index) for index, rule in enumerate(document["rules"])]
+    return [
+        (re.compile(rule["match"]), rule, index) for index, rule in enumerate(document["rules"])
+    ]
 
 
 def version_of(routine: Routine, operation: Operation) -> dict[str, Any]:
@@ -1482,7 +1515,9 @@ def drop_partial_replacements(entries: dict[str, dict[str, Any]], notes: dict[st
         if target not in entries and target not in members:
             raise ClassifyError(f"{key}: superseded_by {target} is not in the corpus")
         own = set(entry["identity"]["type_family"] or [])
-        theirs = set(entries[target]["identity"]["type_family"] or []) if target in entries else set()
+        theirs = (
+            set(entries[target]["identity"]["type_family"] or []) if target in entries else set()
+        )
         missing = sorted(own - theirs)
         if own and missing:
             entry["relationships"]["superseded_by"] = None
@@ -1577,7 +1612,9 @@ def formal_assignment(
 def classify(extracted: dict[str, Any]) -> dict[str, Any]:
     """Turn the extracted OpenSHMEM declarations into complete entries with provenance."""
     if extracted.get("model") != MODEL:
-        raise ClassifyError(f"classify.shmem: expected model 'shmem', got {extracted.get('model')!r}")
+        raise ClassifyError(
+            f"classify.shmem: expected model 'shmem', got {extracted.get('model')!r}"
+        )
     routines = all_routines(extracted["records"])
     entries: dict[str, dict[str, Any]] = {}
     notes: dict[str, Notes] = {}
@@ -1597,7 +1634,9 @@ def classify(extracted: dict[str, Any]) -> dict[str, Any]:
             entry_notes.add("/semantics/formal", "curated", origin)
         if routine.types:
             families[key] = {
-                "types": [{"name": suffix, "c_type": TYPE_TABLE[suffix]} for suffix in routine.types]
+                "types": [
+                    {"name": suffix, "c_type": TYPE_TABLE[suffix]} for suffix in routine.types
+                ]
             }
     link_variants(entries, notes)
     drop_partial_replacements(entries, notes)

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 SOURCES: tuple[str, ...] = ("nvidia-cuda-runtime-cu12",)
 
@@ -38,8 +38,7 @@ TOKEN = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     """One preprocessing token; `hidden` holds the macros that may not expand it again."""
 
     kind: str
@@ -351,8 +350,10 @@ class Preprocessor:
     def relative(self, path: Path) -> str:
         return path.resolve().relative_to(self.include_root.resolve()).as_posix()
 
-    def run(self, header: str) -> list[SourceLine]:
-        self.process(self.include_root / header)
+    def run(self, *headers: str) -> list[SourceLine]:
+        """Preprocess the headers in order, as one translation unit including each of them."""
+        for header in headers:
+            self.process(self.include_root / header)
         return self.output
 
     def resolve_include(self, current: Path, spec: str) -> Path | None:
@@ -750,7 +751,7 @@ def parse_prototype(statement: Statement, markers: frozenset[str]) -> CPrototype
 
 def read_prototypes(
     preprocessor: Preprocessor,
-    header: str,
+    headers: str | tuple[str, ...],
     *,
     markers: Iterable[str],
     name_pattern: str,
@@ -758,7 +759,8 @@ def read_prototypes(
     """Every function declared or defined in the emitted files whose name matches the pattern."""
     marker_set = frozenset(markers)
     prototypes: list[CPrototype] = []
-    for statement in split_statements(preprocessor.run(header)):
+    names = (headers,) if isinstance(headers, str) else headers
+    for statement in split_statements(preprocessor.run(*names)):
         prototype = parse_prototype(statement, marker_set)
         if prototype is not None and re.fullmatch(name_pattern, prototype.name):
             prototypes.append(prototype)
@@ -882,7 +884,8 @@ def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
         preprocessor, CUDA_HEADER, markers=CUDA_MARKERS, name_pattern=r"cuda\w+"
     )
     docs = attach_docs(
-        prototypes, doc_blocks((include / CUDA_HEADER).read_text(encoding="utf-8", errors="replace"))
+        prototypes,
+        doc_blocks((include / CUDA_HEADER).read_text(encoding="utf-8", errors="replace")),
     )
     records: dict[str, dict[str, Any]] = {}
     for prototype in prototypes:

@@ -136,29 +136,28 @@ def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
     version = ""
     for pass_name, defines in (("host", HOST_PASS_DEFINES), ("device", DEVICE_PASS_DEFINES)):
         seen_in_pass: set[tuple[str, str, int]] = set()
-        for header in ENTRY_HEADERS:
-            preprocessor = Preprocessor(
-                include_root=include, defines=defines, protected=NVSHMEM_MARKERS, emit=API_HEADERS
+        preprocessor = Preprocessor(
+            include_root=include, defines=defines, protected=NVSHMEM_MARKERS, emit=API_HEADERS
+        )
+        for prototype in read_prototypes(
+            preprocessor, ENTRY_HEADERS, markers=NVSHMEM_MARKERS, name_pattern=NAME_PATTERN
+        ):
+            if INTERNAL_NAME.match(prototype.name):
+                continue
+            place = (prototype.name, prototype.file, prototype.line)
+            if place in seen_in_pass:
+                continue
+            seen_in_pass.add(place)
+            occurrences.setdefault(prototype.name, []).append(
+                {"pass": pass_name, **prototype.as_dict()}
             )
-            for prototype in read_prototypes(
-                preprocessor, header, markers=NVSHMEM_MARKERS, name_pattern=NAME_PATTERN
-            ):
-                if INTERNAL_NAME.match(prototype.name):
-                    continue
-                place = (prototype.name, prototype.file, prototype.line)
-                if place in seen_in_pass:
-                    continue
-                seen_in_pass.add(place)
-                occurrences.setdefault(prototype.name, []).append(
-                    {"pass": pass_name, **prototype.as_dict()}
-                )
-            tables.update(type_tables(preprocessor))
-            macros = preprocessor.table.macros
-            if "NVSHMEM_VENDOR_MAJOR_VERSION" in macros:
-                version = ".".join(
-                    render(macros[f"NVSHMEM_VENDOR_{part}_VERSION"].body)
-                    for part in ("MAJOR", "MINOR", "PATCH")
-                )
+        tables.update(type_tables(preprocessor))
+        macros = preprocessor.table.macros
+        if "NVSHMEM_VENDOR_MAJOR_VERSION" in macros:
+            version = ".".join(
+                render(macros[f"NVSHMEM_VENDOR_{part}_VERSION"].body)
+                for part in ("MAJOR", "MINOR", "PATCH")
+            )
     type_names: dict[str, str] = {}
     for pairs in tables.values():
         for type_name, c_type in pairs:

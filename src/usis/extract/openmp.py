@@ -76,7 +76,9 @@ def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
                     "for a C compilation"
                 )
             seen.add(prototype.name)
-            record = routines.setdefault(prototype.name, {"name": prototype.name, "declared_by": {}})
+            record = routines.setdefault(
+                prototype.name, {"name": prototype.name, "declared_by": {}}
+            )
             declaration = prototype.as_dict()
             del declaration["name"]
             record["declared_by"][implementation] = declaration

@@ -725,3 +725,183 @@ def parameter_names_unique(
                 f"parameters[{index}].name",
                 f"{name!r} is already parameters[{names.index(name)}]",
             )
+
+
+@rule(
+    "USIS-C029",
+    "A receive (`point_to_point.direction` receive) has null synchronous, buffered and ready: "
+    "those describe send modes.",
+)
+def receive_has_no_send_mode(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    p2p = entry["semantics"]["point_to_point"]
+    if p2p is not None and p2p["direction"] == "receive":
+        for mode in ("synchronous", "buffered", "ready"):
+            if p2p[mode] is not None:
+                yield f"semantics.point_to_point.{mode}", f"{p2p[mode]} on a receive; must be null"
+
+
+@rule(
+    "USIS-C030",
+    "An entry whose `execution.launch` is `cpu+gpu` covers GPU launch itself: variants.gpu is null.",
+)
+def dual_launch_has_no_gpu_variant(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    gpu = entry["relationships"]["variants"]["gpu"]
+    if entry["execution"]["launch"] == "cpu+gpu" and gpu is not None:
+        yield "relationships.variants.gpu", f"{gpu!r} although launch is cpu+gpu"
+
+
+@rule(
+    "USIS-C031",
+    "`execution.gpu_scope` is non-null only for a GPU-callable entry (launch gpu or cpu+gpu).",
+)
+def gpu_scope_only_for_gpu_calls(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    execution = entry["execution"]
+    if execution["gpu_scope"] is not None and execution["launch"] not in ("gpu", "cpu+gpu"):
+        yield (
+            "execution.gpu_scope",
+            f"{execution['gpu_scope']!r} with launch {execution['launch']!r}",
+        )
+
+
+@rule(
+    "USIS-C032",
+    "`semantics.atomic.operation` is null only when a parameter of kind OPERATION supplies it.",
+)
+def runtime_atomic_has_operator(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    atomic = entry["semantics"]["atomic"]
+    if atomic is not None and atomic["operation"] is None:
+        if not any(parameter["kind"] == "OPERATION" for parameter in entry["parameters"]):
+            yield (
+                "semantics.atomic.operation",
+                "null, but no parameter of kind OPERATION supplies it",
+            )
+
+
+@rule(
+    "USIS-C033",
+    "`tool_integration.buffer_aliasing` is null exactly when the entry has no BUFFER parameter.",
+)
+def aliasing_null_without_buffers(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    has_buffer = any(parameter["kind"] == "BUFFER" for parameter in entry["parameters"])
+    aliasing = entry["tool_integration"]["buffer_aliasing"]
+    if (aliasing is None) == has_buffer:
+        yield (
+            "tool_integration.buffer_aliasing",
+            f"{aliasing!r} with {'a' if has_buffer else 'no'} BUFFER parameter",
+        )
+
+
+@rule(
+    "USIS-C034",
+    "Only a parameter of kind BUFFER, or of null kind (a work array such as pSync), has a "
+    "`memory_space`.",
+)
+def memory_space_only_on_buffers(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    for index, parameter in enumerate(entry["parameters"]):
+        if parameter["memory_space"] is not None and parameter["kind"] not in ("BUFFER", None):
+            yield (
+                f"parameters[{index}].memory_space",
+                f"{parameter['memory_space']!r} on a {parameter['kind']} parameter",
+            )
+
+
+@rule(
+    "USIS-C035",
+    "Each context_dependencies `field` names a field of the entry (`execution.blocking`) or a "
+    "parameter's field (`param:<name>.<field>`).",
+)
+def context_fields_exist(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    parameters = {parameter["name"]: parameter for parameter in entry["parameters"]}
+    for index, dependency in enumerate(entry["tool_integration"]["context_dependencies"]):
+        field = dependency["field"]
+        where = f"tool_integration.context_dependencies[{index}].field"
+        if field.startswith("param:"):
+            name, _, rest = field.removeprefix("param:").partition(".")
+            if name not in parameters:
+                yield where, f"{field!r} names no parameter of this entry"
+            elif rest and rest.split(".")[0] not in parameters[name]:
+                yield where, f"{field!r}: parameters have no field {rest.split('.')[0]!r}"
+            continue
+        value: Any = entry
+        for part in field.split("."):
+            if not isinstance(value, Mapping) or part not in value:
+                yield where, f"{field!r} names no field of the entry"
+                break
+            value = value[part]
+
+
+@rule(
+    "USIS-C036",
+    "`semantics.collective.topology_aware` is true only for MPI's neighborhood collectives.",
+)
+def topology_aware_only_for_neighborhoods(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    collective = entry["semantics"]["collective"]
+    neighborhood = (
+        entry["identity"]["model"] == "mpi" and "neighbor" in entry["identity"]["name"].lower()
+    )
+    if collective is not None and collective["topology_aware"] and not neighborhood:
+        yield (
+            "semantics.collective.topology_aware",
+            "true, but this is not an MPI neighborhood collective",
+        )
+
+
+@rule(
+    "USIS-C037",
+    "An entry with `semantics.collective` is called by every member: `execution.collective` is true.",
+)
+def collective_semantics_are_collective(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    if entry["semantics"]["collective"] is not None and not entry["execution"]["collective"]:
+        yield "execution.collective", "false although semantics.collective describes a collective"
+
+
+@rule(
+    "USIS-C038",
+    "A handle_lifecycle entry on `return_value` belongs to a call whose `return.kind` is RESULT.",
+)
+def returned_handles_are_results(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    formal = formal_of(entry)
+    if formal is None:
+        return
+    for index, handle in enumerate(formal["handle_lifecycle"]):
+        if handle["handle"] == "return_value" and entry["return"]["kind"] != "RESULT":
+            yield (
+                f"semantics.formal.handle_lifecycle[{index}].handle",
+                f"'return_value' but return.kind is {entry['return']['kind']!r}",
+            )
+
+
+@rule(
+    "USIS-C039",
+    "`execution.procedure_class` agrees with `execution.blocking`: b-op blocks, nb-op does not.",
+)
+def procedure_class_matches_blocking(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    execution = entry["execution"]
+    expected = {"b-op": True, "nb-op": False}.get(execution["procedure_class"])
+    if expected is not None and execution["blocking"] != expected:
+        yield (
+            "execution.blocking",
+            f"{execution['blocking']} for procedure_class {execution['procedure_class']!r}",
+        )
