@@ -3,6 +3,7 @@ a request may ask for (precision_casts)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import ml_dtypes
@@ -65,11 +66,35 @@ def precision_of(datatype: str) -> str:
     return name
 
 
-def precision_casts(problem_precision: str, allowed: list[str] | tuple[str, ...]) -> list[str]:
-    """The cast targets a request may name for an array at `problem_precision`: the allowed
-    precisions other than the array's own (a cast to its own dtype is refused)."""
+@dataclass(frozen=True)
+class PrecisionCasts:
+    """The casts open to an array at one problem precision, and relayout's cast kernels for them
+    (one OpenMP loop per type pair, rounding once from the problem precision)."""
+
+    problem: str
+    targets: tuple[str, ...]
+
+    def cast_in(self, array: np.ndarray, to: str) -> np.ndarray:
+        """`array` (at the problem precision) rounded once to `to`, in a new aligned buffer."""
+        if to not in self.targets:
+            raise ValueError(f"no cast from {self.problem} to {to}; open: {list(self.targets)}")
+        from relayout.convert import cast_in
+
+        return cast_in(np.ascontiguousarray(array, dtype=NUMPY_DTYPES[self.problem]), to)
+
+    def widen_out(self, buffer: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """A cast buffer written back exactly into `out`, an array at the problem precision."""
+        from relayout.convert import widen_out
+
+        return widen_out(buffer, out)
+
+
+def precision_casts(problem_precision: str, allowed: list[str] | tuple[str, ...]) -> PrecisionCasts:
+    """The casts a request may name for an array at `problem_precision`: the allowed precisions
+    other than the array's own (a cast to its own dtype is refused)."""
     precision_of(problem_precision)
-    return [p for p in PRECISIONS if p in allowed and p != problem_precision]
+    targets = tuple(p for p in PRECISIONS if p in allowed and p != problem_precision)
+    return PrecisionCasts(problem_precision, targets)
 
 
 def grading_tolerance(

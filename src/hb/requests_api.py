@@ -15,22 +15,20 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer, WithJsonSchema
 
 from hb.precision import PRECISIONS
-from relayout.errors import RequestError
-from relayout.models import REQUESTS_ADAPTER, Requests
-from relayout.models import requests_schema as _relayout_requests_schema
-from relayout.models import requests_schema_text as _relayout_requests_schema_text
-
-try:  # relayout's plan and check models, where relayout provides them
-    from relayout.plan import DistributionPlan
-except ImportError:  # pragma: no cover - depends on relayout's progress
-    DistributionPlan = None  # type: ignore[assignment,misc]
-try:
-    from relayout.check import CheckedArray, RequestsCheck
-except ImportError:  # pragma: no cover - depends on relayout's progress
-    CheckedArray = None  # type: ignore[assignment,misc]
-    RequestsCheck = None  # type: ignore[assignment,misc]
+from relayout import (
+    BIJECTION_CHECK_LIMIT,
+    REQUESTS_ADAPTER,
+    CheckedArray,
+    DistributionPlan,
+    RequestError,
+    Requests,
+    RequestsCheck,
+)
+from relayout import requests_schema as _relayout_requests_schema
+from relayout import requests_schema_text as _relayout_requests_schema_text
 
 __all__ = [
+    "BIJECTION_CHECK_LIMIT",
     "CAPABILITIES",
     "RECORDED_VERSION",
     "REQUESTS_ADAPTER",
@@ -391,7 +389,7 @@ _compile_lock = threading.Lock()
 def compile_conversions(requests_json: str, arrays: Mapping[str, str], cache_dir: Path) -> Any:
     """relayout's host conversion program for the request over the kernel's arrays (relayout
     ArraySpec texts), its libraries built or found in `cache_dir`."""
-    from relayout.arrays import parse_arrays
+    from relayout import parse_arrays
 
     requests = Requests.validate(requests_json)
     cache_dir.mkdir(parents=True, exist_ok=True)

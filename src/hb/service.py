@@ -66,7 +66,7 @@ def with_task_grid(
 def shuffle_refusal(requests: Requests, manifest: Manifest, precision: str) -> str | None:
     """A shuffle whose f and f_inv are not inverse bijections at preset S's sizes (relayout checks
     them exhaustively once every extent is a constant, up to BIJECTION_CHECK_LIMIT cells)."""
-    if not any(op.action == "shuffle" for op in requests.operations) or RequestsCheck is None:
+    if not any(op.action == "shuffle" for op in requests.operations):
         return None
     sizes = manifest.preset_sizes(SHUFFLE_PRESET)
     try:
@@ -136,11 +136,6 @@ def conversions_available() -> bool:
 
 
 def _relayout_refusal(requests: Requests, manifest: Manifest, precision: str) -> str | None:
-    if RequestsCheck is None:
-        return (
-            f"operations[0] ({requests.operations[0].action}): this judge's relayout cannot check "
-            "operations yet (relayout.check is missing); send the request without operations"
-        )
     try:
         answer = relayout_check(requests, manifest, precision)
     except RequestError as error:
@@ -150,17 +145,18 @@ def _relayout_refusal(requests: Requests, manifest: Manifest, precision: str) ->
 
 def relayout_check(
     requests: Requests, manifest: Manifest, precision: str, sizes: dict[str, int] | None = None
-) -> Any:
+) -> RequestsCheck:
     """relayout's answer for the request over the kernel's arrays, with the kernel's C signature."""
     from relayout.check import check_requests
 
-    return check_requests(
+    answer: RequestsCheck = check_requests(
         requests,
         abi.relayout_arrays(manifest, precision),
         sizes,
         kernel=abi.symbol(manifest, precision),
         scalars=abi.abi_scalars(manifest, precision),
     )
+    return answer
 
 
 def refused_requests(
@@ -302,7 +298,7 @@ class JudgeHandler:
         if refusal is not None:
             return {"accepted": False, "refusal": refusal}
         precision = self.problem(manifest).precision
-        if RequestsCheck is None or any(a.is_sparse for a in manifest.arrays):
+        if any(a.is_sparse for a in manifest.arrays):
             return {
                 "accepted": True,
                 "arrays": _default_arrays(manifest, precision),

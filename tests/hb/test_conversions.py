@@ -79,3 +79,65 @@ def test_a_layout_on_one_array_only_is_wrong_for_an_unaware_kernel(handler: Judg
         Submission(kernel="mat_scaled_add", source=source, preset="S", requests=requests), "score"
     )
     assert result["correct"] is False and result["reason"].startswith("B:")
+
+
+def test_unzip_hands_the_kernel_one_pointer_per_coordinate(handler: JudgeHandler) -> None:
+    source = """
+#include <stdint.h>
+void force_lj_fp64(const double *restrict px, const double *restrict py, const double *restrict pz,
+                   double *restrict force, int64_t N, double epsilon, double sigma, void *w, int64_t wb) {
+    const double s2 = sigma * sigma, scale = 24.0 * epsilon;
+    for (int64_t i = 0; i < N; ++i) {
+        double fx = 0, fy = 0, fz = 0;
+        for (int64_t j = 0; j < N; ++j) {
+            if (j == i) continue;
+            const double dx = px[i] - px[j], dy = py[i] - py[j], dz = pz[i] - pz[j];
+            const double r2 = dx * dx + dy * dy + dz * dz, q = s2 / r2, s6 = q * q * q;
+            const double m = scale * (2.0 * s6 * s6 - s6) / r2;
+            fx += m * dx; fy += m * dy; fz += m * dz;
+        }
+        force[3 * i] = fx; force[3 * i + 1] = fy; force[3 * i + 2] = fz;
+    }
+}
+"""
+    requests = {
+        "operations": [{"action": "unzip", "array": "pos", "dim": 1, "into": ["px", "py", "pz"]}]
+    }
+    result = handler.grade(
+        Submission(kernel="force_lj", source=source, preset="S", requests=requests), "score"
+    )
+    assert result["correct"], result["reason"]
+    assert result["convert_in_ns"] > 0
+
+
+def test_zip_regroups_the_fields_around_the_call(handler: JudgeHandler) -> None:
+    # channel_flow's solution with u and v read from and written to one stacked pointer uv[ny][nx][2].
+    source = kernels.solution_source("channel_flow")
+    source = source.replace(
+        "double *restrict u, double *restrict v, double *restrict p",
+        "double *restrict uv, double *restrict p",
+    )
+    source = source.replace(
+        "#define AT(f, j, i) f[(j) * nx + (i)]", "#define AT(f, j, i) AT_##f(j, i)"
+    )
+    source = source.replace(
+        "    for (int64_t t = 0; t < TSTEPS; ++t) {",
+        "#define AT_u(j, i) uv[((j) * nx + (i)) * 2]\n#define AT_v(j, i) uv[((j) * nx + (i)) * 2 + 1]\n"
+        "#define AT_p(j, i) p[(j) * nx + (i)]\n#define AT_pn(j, i) pn[(j) * nx + (i)]\n"
+        "#define AT_un(j, i) un[(j) * nx + (i)]\n#define AT_vn(j, i) vn[(j) * nx + (i)]\n"
+        "    for (int64_t t = 0; t < TSTEPS; ++t) {",
+        1,
+    )
+    source = source.replace(
+        "        memcpy(u, un, (size_t)cells * sizeof(double));\n        memcpy(v, vn, (size_t)cells * sizeof(double));",
+        "        for (int64_t c = 0; c < cells; ++c) { uv[2 * c] = un[c]; uv[2 * c + 1] = vn[c]; }",
+    )
+    assert "uv[2 * c]" in source and "AT_u(j, i)" in source
+    requests = {"operations": [{"action": "zip", "arrays": ["u", "v"], "into": "uv"}]}
+    result = handler.grade(
+        Submission(kernel="channel_flow", source=source, preset="S", requests=requests), "score"
+    )
+    assert result["correct"], result["reason"]
+    assert result["convert_in_ns"] > 0 and result["convert_out_ns"] > 0
+    rows = results_db.rows_of_grade(handler.engine, result["grade_id"])
+    assert [(r["name"], r["array"]) for r in rows] == [("zip", "u")]

@@ -67,7 +67,17 @@ def test_precision_override_for_listed_fp64_only_kernels() -> None:
 
 
 def test_precision_casts_leave_out_the_problem_dtype() -> None:
-    assert precision_casts("fp64", ["fp64", "fp32", "bf16"]) == ["fp32", "bf16"]
+    assert precision_casts("fp64", ["fp64", "fp32", "bf16"]).targets == ("fp32", "bf16")
+
+
+def test_precision_casts_round_once_and_widen_exactly() -> None:
+    casts = precision_casts("fp64", ["fp32", "fp16"])
+    values = np.random.default_rng(1).uniform(-1e3, 1e3, 1000)
+    narrowed = casts.cast_in(values, "fp16")
+    assert narrowed.dtype == np.float16 and np.array_equal(narrowed, values.astype(np.float16))
+    back = np.empty_like(values)
+    casts.widen_out(narrowed, back)
+    assert np.array_equal(back, narrowed.astype(np.float64))
 
 
 def test_speedup() -> None:

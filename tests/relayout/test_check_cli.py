@@ -17,7 +17,13 @@ LAYOUT_DOC = ROOT / "docs" / "layout.md"
 SPEC_PLAN = {
     "grid": [2, 2],
     "arrays": {
-        "A": {"axes": [{"grid_dim": 0, "scheme": "block_cyclic", "block_size": 32}, {"grid_dim": None}], "location": "device"},
+        "A": {
+            "axes": [
+                {"grid_dim": 0, "scheme": "block_cyclic", "block_size": 32},
+                {"grid_dim": None},
+            ],
+            "location": "device",
+        },
         "x": {"replicated": True},
     },
 }
@@ -25,7 +31,14 @@ SPEC_REQUEST = {
     "startup": {"load": ["openblas"], "grid": ["root(P, 2)", "root(P, 2)"]},
     "operations": [
         {"action": "cast", "array": "A", "to": "fp32"},
-        {"action": "distribute", "array": "A", "grid_dim": 0, "dim": 0, "scheme": "block_cyclic", "block_size": 32},
+        {
+            "action": "distribute",
+            "array": "A",
+            "grid_dim": 0,
+            "dim": 0,
+            "scheme": "block_cyclic",
+            "block_size": 32,
+        },
         {"action": "replicate", "array": "x"},
         {"action": "place", "array": "A", "on": "device"},
     ],
@@ -34,36 +47,64 @@ SPEC_REQUEST = {
 
 def test_array_specs() -> None:
     spec = ArraySpec.parse("fp64[N,N]:inout")
-    assert (spec.dtype, spec.extents, spec.intent, spec.sparse, spec.index) == ("fp64", ("N", "N"), "inout", None, False)
+    assert (spec.dtype, spec.extents, spec.intent, spec.sparse, spec.index) == (
+        "fp64",
+        ("N", "N"),
+        "inout",
+        None,
+        False,
+    )
     assert ArraySpec.parse("csr:fp64[M,N]").sparse == "csr"
     assert ArraySpec.parse("index:int64[nnz]").index
     assert ArraySpec.parse({"dtype": "fp32", "extents": ["N+1"]}).extents == ("N + 1",)
     assert str(ArraySpec.parse("fp64[ N , (N+3)//4 ]:out")) == "fp64[N,(N + 3) // 4]:out"
     parsed = parse_arrays({"A": "fp64[N]", "B": ArraySpec.parse("fp32[N]"), "C": {"dtype": "int8"}})
     assert list(parsed) == ["A", "B", "C"]
-    for bad, words in [("fp128[N]", "unknown dtype"), ("fp64[N]:rw", "intent"), ("foo:fp64[N]", "unknown prefix"), ("fp64[N+]", "extent"), ("index:fp64[N]", "integer dtype")]:
+    for bad, words in [
+        ("fp128[N]", "unknown dtype"),
+        ("fp64[N]:rw", "intent"),
+        ("foo:fp64[N]", "unknown prefix"),
+        ("fp64[N+]", "extent"),
+        ("index:fp64[N]", "integer dtype"),
+    ]:
         with pytest.raises(ValueError, match=words):
             ArraySpec.parse(bad)
 
 
 def test_check_accepts_with_the_plan_in_the_spec_shape() -> None:
-    answer = Requests.validate(SPEC_REQUEST).check({"A": "fp64[N,N]", "x": "fp64[N]"}, {"N": 128}, ranks=4)
+    answer = Requests.validate(SPEC_REQUEST).check(
+        {"A": "fp64[N,N]", "x": "fp64[N]"}, {"N": 128}, ranks=4
+    )
     data = answer.to_dict()
     assert data["accepted"] is True and "refusal" not in data
     assert data["plan"] == SPEC_PLAN
-    assert data["arrays"]["A"] == {"dtype": "fp32", "extents": ["d0", "d1"], "declaration": "const float *restrict A"}
+    assert data["arrays"]["A"] == {
+        "dtype": "fp32",
+        "extents": ["d0", "d1"],
+        "declaration": "const float *restrict A",
+    }
     # Exactly the spec's text, key order included.
-    assert json.dumps(answer.plan.model_dump(mode="json") if answer.plan else None) == json.dumps(SPEC_PLAN)
+    assert json.dumps(answer.plan.model_dump(mode="json") if answer.plan else None) == json.dumps(
+        SPEC_PLAN
+    )
 
 
 def test_check_describes_zips_and_unzips() -> None:
-    request = {"operations": [
-        {"action": "cast", "array": "u", "to": "fp32"},
-        {"action": "zip", "arrays": ["u", "v"], "into": "uv"},
-        {"action": "zip", "arrays": ["a", "b"], "into": "ab", "dim": 0},
-        {"action": "unzip", "array": "z", "into": ["re", "im"]},
-    ]}
-    arrays = {"u": "fp64[N]:inout", "v": "fp64[N]", "a": "fp32[N,M]", "b": "fp32[N,M]", "z": "complex64[N]"}
+    request = {
+        "operations": [
+            {"action": "cast", "array": "u", "to": "fp32"},
+            {"action": "zip", "arrays": ["u", "v"], "into": "uv"},
+            {"action": "zip", "arrays": ["a", "b"], "into": "ab", "dim": 0},
+            {"action": "unzip", "array": "z", "into": ["re", "im"]},
+        ]
+    }
+    arrays = {
+        "u": "fp64[N]:inout",
+        "v": "fp64[N]",
+        "a": "fp32[N,M]",
+        "b": "fp32[N,M]",
+        "z": "complex64[N]",
+    }
     data = Requests.validate(request).check(arrays).to_dict()
     assert data["arrays"]["uv"] == {
         "dtype": "struct",
@@ -73,14 +114,30 @@ def test_check_describes_zips_and_unzips() -> None:
         "zips": ["u", "v"],
         "struct": {"u": "fp32", "v": "fp64"},
     }
-    assert data["arrays"]["ab"] == {"dtype": "fp32", "extents": ["2", "d0", "d1"], "declaration": "const float *restrict ab", "zips": ["a", "b"], "dim": 0}
-    assert data["arrays"]["re"] == {"dtype": "fp32", "extents": ["d0"], "declaration": "const float *restrict re", "unzips": "z"}
+    assert data["arrays"]["ab"] == {
+        "dtype": "fp32",
+        "extents": ["2", "d0", "d1"],
+        "declaration": "const float *restrict ab",
+        "zips": ["a", "b"],
+        "dim": 0,
+    }
+    assert data["arrays"]["re"] == {
+        "dtype": "fp32",
+        "extents": ["d0"],
+        "declaration": "const float *restrict re",
+        "unzips": "z",
+    }
     assert list(data["arrays"]) == ["uv", "ab", "re", "im"]
 
 
 def test_check_refuses_and_raises_on_malformed() -> None:
-    answer = Requests.validate({"operations": [{"action": "cast", "array": "B", "to": "fp32"}]}).check({"A": "fp64[N]"})
-    assert answer.to_dict() == {"accepted": False, "refusal": "operations[0] (cast): unknown array 'B'; arrays now: A"}
+    answer = Requests.validate(
+        {"operations": [{"action": "cast", "array": "B", "to": "fp32"}]}
+    ).check({"A": "fp64[N]"})
+    assert answer.to_dict() == {
+        "accepted": False,
+        "refusal": "operations[0] (cast): unknown array 'B'; arrays now: A",
+    }
     with pytest.raises(RequestError):
         Requests.validate({"operations": [{"action": "nope"}]})
 
@@ -103,7 +160,10 @@ def test_from_plan_writes_the_short_form() -> None:
     requests = Requests.from_plan(SPEC_PLAN)
     assert requests.startup.grid == [2, 2]
     assert [op.action for op in requests.operations] == ["distribute", "place", "replicate"]
-    assert requests.plan({"A": "fp64[N,N]", "x": "fp64[N]"}, {"N": 64}, 4).model_dump(mode="json") == SPEC_PLAN
+    assert (
+        requests.plan({"A": "fp64[N,N]", "x": "fp64[N]"}, {"N": 64}, 4).model_dump(mode="json")
+        == SPEC_PLAN
+    )
 
 
 def write_request(tmp_path: Path, request: object, name: str) -> str:
@@ -114,17 +174,40 @@ def write_request(tmp_path: Path, request: object, name: str) -> str:
 
 def test_cli_check_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     accepted = write_request(tmp_path, SPEC_REQUEST, "accepted")
-    assert main(["check", accepted, "--array", "A=fp64[N,N]:inout", "--array", "x=fp64[N]", "--size", "N=64", "--ranks", "4"]) == 0
+    assert (
+        main(
+            [
+                "check",
+                accepted,
+                "--array",
+                "A=fp64[N,N]:inout",
+                "--array",
+                "x=fp64[N]",
+                "--size",
+                "N=64",
+                "--ranks",
+                "4",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["accepted"] and out["plan"] == SPEC_PLAN
 
-    refused = write_request(tmp_path, {"operations": [{"action": "cast", "array": "A", "to": "fp64"}]}, "refused")
+    refused = write_request(
+        tmp_path, {"operations": [{"action": "cast", "array": "A", "to": "fp64"}]}, "refused"
+    )
     assert main(["check", refused, "--array", "A=fp64[N]"]) == 1
     captured = capsys.readouterr()
-    assert json.loads(captured.out) == {"accepted": False, "refusal": "operations[0] (cast): A already is fp64, its problem dtype; cast to another precision or drop the cast"}
+    assert json.loads(captured.out) == {
+        "accepted": False,
+        "refusal": "operations[0] (cast): A already is fp64, its problem dtype; cast to another precision or drop the cast",
+    }
     assert "operations[0] (cast)" in captured.err
 
-    malformed = write_request(tmp_path, {"operations": [{"action": "cast", "array": "A"}]}, "malformed")
+    malformed = write_request(
+        tmp_path, {"operations": [{"action": "cast", "array": "A"}]}, "malformed"
+    )
     assert main(["check", malformed, "--array", "A=fp64[N]"]) == 2
     assert "operations[0] (cast): to: field required" in capsys.readouterr().err
 
@@ -138,7 +221,9 @@ def test_cli_schema(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_console_script_runs() -> None:
-    result = subprocess.run([sys.executable, "-m", "relayout.cli", "schema"], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "relayout.cli", "schema"], capture_output=True, text=True, check=True
+    )
     assert result.stdout == requests_schema_text()
 
 
@@ -156,7 +241,10 @@ def test_the_documented_extents_are_what_check_says() -> None:
     example = read_examples(LAYOUT_DOC.read_text())[0]
     answer, _ = run_example(example)
     assert answer.arrays is not None
-    assert answer.arrays["A"].extents == ["d1", "d0"] and answer.arrays["A"].declaration == "double *restrict A"
+    assert (
+        answer.arrays["A"].extents == ["d1", "d0"]
+        and answer.arrays["A"].declaration == "double *restrict A"
+    )
     assert answer.arrays["B"].extents == ["d0", "(d1 + 3) // 4", "4"]
     assert "`[d0][(d1 + 3) // 4][4]`" in LAYOUT_DOC.read_text()
 

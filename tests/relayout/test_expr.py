@@ -107,13 +107,17 @@ def test_folding_undoes_a_block() -> None:
 
 
 # Random expression trees over + - * // % min max and the bitwise operators.
-leaves = st.one_of(st.integers(min_value=-20, max_value=20).map(E.Const), st.sampled_from("abc").map(E.Sym))
+leaves = st.one_of(
+    st.integers(min_value=-20, max_value=20).map(E.Const), st.sampled_from("abc").map(E.Sym)
+)
 trees = st.recursive(
     leaves,
     lambda children: st.one_of(
-        st.tuples(st.sampled_from(["+", "-", "*", "//", "%", "^", "&", "|", "<", "=="]), children, children).map(
-            lambda t: E.Bin(t[0], t[1], t[2])
-        ),
+        st.tuples(
+            st.sampled_from(["+", "-", "*", "//", "%", "^", "&", "|", "<", "=="]),
+            children,
+            children,
+        ).map(lambda t: E.Bin(t[0], t[1], t[2])),
         st.tuples(st.sampled_from(["min", "max"]), st.lists(children, min_size=1, max_size=3)).map(
             lambda t: E.Call(t[0], tuple(t[1]))
         ),
@@ -150,7 +154,7 @@ def test_c_rendering_agrees_with_python(tmp_path: Path) -> None:
     expected = []
     for text in texts:
         parsed = E.parse(text)
-        rows.append(f"    printf(\"%lld\\n\", (long long)({parsed.to_c()}));")
+        rows.append(f'    printf("%lld\\n", (long long)({parsed.to_c()}));')
         for a, b in points:
             try:
                 expected.append(int(parsed.evaluate({"a": a, "b": b})))
@@ -164,8 +168,12 @@ def test_c_rendering_agrees_with_python(tmp_path: Path) -> None:
     source = "#include <stdint.h>\n#include <stdio.h>\n" + E.C_PRELUDE
     source += "int main(void) {\n" + "\n".join(body) + "\n  return 0;\n}\n"
     (tmp_path / "e.c").write_text(source)
-    subprocess.run(["gcc", "-std=c99", "-O1", "-o", str(tmp_path / "e"), str(tmp_path / "e.c")], check=True)
-    output = subprocess.run([str(tmp_path / "e")], check=True, capture_output=True, text=True).stdout.split()
+    subprocess.run(
+        ["gcc", "-std=c99", "-O1", "-o", str(tmp_path / "e"), str(tmp_path / "e.c")], check=True
+    )
+    output = subprocess.run(
+        [str(tmp_path / "e")], check=True, capture_output=True, text=True
+    ).stdout.split()
     by_point = [int(v) for v in output]
     ordered = []
     for p in range(len(points)):

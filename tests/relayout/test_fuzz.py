@@ -15,33 +15,86 @@ from relayout import RequestError, Requests
 from relayout.models import ACTIONS
 
 VALID = [
-    {"startup": {"load": ["openblas"], "grid": ["root(P, 2)", "root(P, 2)"]}, "operations": [
-        {"action": "cast", "array": "A", "to": "fp32"},
-        {"action": "distribute", "array": "A", "grid_dim": 0, "dim": 0, "scheme": "block_cyclic", "block_size": 32},
-        {"action": "replicate", "array": "x"},
-        {"action": "place", "array": "A", "on": "device"},
-    ]},
-    {"operations": [
-        {"action": "permute", "array": "A", "order": ["i1", "i0"]},
-        {"action": "block", "array": "B", "digit": "i1", "factor": 4, "into": ["b", "f"]},
-        {"action": "unblock", "array": "B", "digits": ["b", "f"], "factor": 4, "into": "i1"},
-        {"action": "split", "array": "B", "digit": "i0", "parts": "P0", "into": ["p", "o"]},
-        {"action": "unsplit", "array": "B", "digits": ["p", "o"], "parts": "P0", "into": "i0"},
-        {"action": "pad", "array": "A", "digit": "i0", "amount": "(64 - N % 64) % 64"},
-        {"action": "unpad", "array": "A", "digit": "i0", "amount": 1},
-        {"action": "shuffle", "array": "A", "digits": ["i0"], "f": ["(i0 + 1) % N"], "f_inv": ["(i0 + N - 1) % N"]},
-        {"action": "linear_shuffle", "array": "T", "digits": ["i0", "i1"], "bits": [1, 1], "matrix": [[1, 0], [1, 1]]},
-        {"action": "zip", "arrays": ["u", "v"], "into": "uv", "dim": 0},
-        {"action": "unzip", "array": "z", "into": ["re", "im"]},
-        {"action": "format", "array": "S", "to": "csr"},
-        {"action": "distribute", "array": "A", "grid_dim": 1, "digit": "b", "scheme": "cyclic"},
-    ]},
+    {
+        "startup": {"load": ["openblas"], "grid": ["root(P, 2)", "root(P, 2)"]},
+        "operations": [
+            {"action": "cast", "array": "A", "to": "fp32"},
+            {
+                "action": "distribute",
+                "array": "A",
+                "grid_dim": 0,
+                "dim": 0,
+                "scheme": "block_cyclic",
+                "block_size": 32,
+            },
+            {"action": "replicate", "array": "x"},
+            {"action": "place", "array": "A", "on": "device"},
+        ],
+    },
+    {
+        "operations": [
+            {"action": "permute", "array": "A", "order": ["i1", "i0"]},
+            {"action": "block", "array": "B", "digit": "i1", "factor": 4, "into": ["b", "f"]},
+            {"action": "unblock", "array": "B", "digits": ["b", "f"], "factor": 4, "into": "i1"},
+            {"action": "split", "array": "B", "digit": "i0", "parts": "P0", "into": ["p", "o"]},
+            {"action": "unsplit", "array": "B", "digits": ["p", "o"], "parts": "P0", "into": "i0"},
+            {"action": "pad", "array": "A", "digit": "i0", "amount": "(64 - N % 64) % 64"},
+            {"action": "unpad", "array": "A", "digit": "i0", "amount": 1},
+            {
+                "action": "shuffle",
+                "array": "A",
+                "digits": ["i0"],
+                "f": ["(i0 + 1) % N"],
+                "f_inv": ["(i0 + N - 1) % N"],
+            },
+            {
+                "action": "linear_shuffle",
+                "array": "T",
+                "digits": ["i0", "i1"],
+                "bits": [1, 1],
+                "matrix": [[1, 0], [1, 1]],
+            },
+            {"action": "zip", "arrays": ["u", "v"], "into": "uv", "dim": 0},
+            {"action": "unzip", "array": "z", "into": ["re", "im"]},
+            {"action": "format", "array": "S", "to": "csr"},
+            {"action": "distribute", "array": "A", "grid_dim": 1, "digit": "b", "scheme": "cyclic"},
+        ]
+    },
 ]
 
 ATOMS: list[Any] = [
-    None, True, False, 0, 1, -1, 2**63, -(2**70), 3.5, float("inf"), "", "A", "i0", "P", "N + 1", "N +",
-    "root(P, 2)", "((((", "__import__('os')", "\x00", "é", "fp32", "block_cyclic", "1e9", "9" * 400,
-    "(" * 300 + "1" + ")" * 300, "+".join(["1"] * 400), [], {}, [1, 2], {"action": "cast"}, *ACTIONS,
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    2**63,
+    -(2**70),
+    3.5,
+    float("inf"),
+    "",
+    "A",
+    "i0",
+    "P",
+    "N + 1",
+    "N +",
+    "root(P, 2)",
+    "((((",
+    "__import__('os')",
+    "\x00",
+    "é",
+    "fp32",
+    "block_cyclic",
+    "1e9",
+    "9" * 400,
+    "(" * 300 + "1" + ")" * 300,
+    "+".join(["1"] * 400),
+    [],
+    {},
+    [1, 2],
+    {"action": "cast"},
+    *ACTIONS,
 ]
 
 
@@ -56,9 +109,33 @@ def random_json(rng: random.Random, depth: int = 0) -> Any:
         return atom(rng)
     if roll < 0.7:
         return [random_json(rng, depth + 1) for _ in range(rng.randint(0, 4))]
-    keys = ["action", "array", "arrays", "to", "digit", "digits", "into", "factor", "parts", "amount",
-            "order", "f", "f_inv", "bits", "matrix", "dim", "grid_dim", "scheme", "block_size", "on",
-            "startup", "operations", "load", "grid", "extra"]
+    keys = [
+        "action",
+        "array",
+        "arrays",
+        "to",
+        "digit",
+        "digits",
+        "into",
+        "factor",
+        "parts",
+        "amount",
+        "order",
+        "f",
+        "f_inv",
+        "bits",
+        "matrix",
+        "dim",
+        "grid_dim",
+        "scheme",
+        "block_size",
+        "on",
+        "startup",
+        "operations",
+        "load",
+        "grid",
+        "extra",
+    ]
     return {rng.choice(keys): random_json(rng, depth + 1) for _ in range(rng.randint(0, 5))}
 
 
@@ -91,7 +168,10 @@ def mutate(rng: random.Random, document: Any) -> Any:
         elif choice < 0.75 and isinstance(parent, dict):
             parent[rng.choice(["extra", "Action", "dim", "digit", "scheme"])] = random_json(rng)
         elif choice < 0.9 and isinstance(parent, list):
-            parent.insert(rng.randint(0, len(parent)), copy.deepcopy(rng.choice(parent)) if parent else random_json(rng))
+            parent.insert(
+                rng.randint(0, len(parent)),
+                copy.deepcopy(rng.choice(parent)) if parent else random_json(rng),
+            )
         else:
             parent[key] = atom(rng)
     return result
@@ -134,7 +214,10 @@ def inputs(count: int, seed: int) -> Iterator[Any]:
         elif kind == 2:
             yield mutate_text(rng, json.dumps(rng.choice(VALID)))
         else:
-            operations = [mutate_operation(rng) if rng.random() < 0.9 else random_json(rng) for _ in range(rng.randint(1, 3))]
+            operations = [
+                mutate_operation(rng) if rng.random() < 0.9 else random_json(rng)
+                for _ in range(rng.randint(1, 3))
+            ]
             yield {"operations": operations}
 
 

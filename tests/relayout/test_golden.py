@@ -23,63 +23,79 @@ REGENERATE = os.environ.get("RELAYOUT_REGEN_GOLDEN") == "1"
 
 # (title, kernel, arrays, scalars, request): each renders its declarations and its signature.
 CASES: list[tuple[str, str, dict[str, str], list[tuple[str, str]], dict[str, Any]]] = [
-    ("no request", "axpy_fp64", {"x": "fp64[N]", "y": "fp64[N]:inout"}, [("N", "int64"), ("alpha", "fp64")], {}),
+    (
+        "no request",
+        "axpy_fp64",
+        {"x": "fp64[N]", "y": "fp64[N]:inout"},
+        [("N", "int64"), ("alpha", "fp64")],
+        {},
+    ),
     (
         "casts to every precision",
         "casts_fp64",
         {f"a{k}": "fp64[N]:inout" for k in range(6)},
         [("N", "int64")],
-        {"operations": [
-            {"action": "cast", "array": "a1", "to": "fp32"},
-            {"action": "cast", "array": "a2", "to": "fp16"},
-            {"action": "cast", "array": "a3", "to": "bf16"},
-            {"action": "cast", "array": "a4", "to": "fp8_e4m3"},
-            {"action": "cast", "array": "a5", "to": "fp8_e5m2"},
-        ]},
+        {
+            "operations": [
+                {"action": "cast", "array": "a1", "to": "fp32"},
+                {"action": "cast", "array": "a2", "to": "fp16"},
+                {"action": "cast", "array": "a3", "to": "bf16"},
+                {"action": "cast", "array": "a4", "to": "fp8_e4m3"},
+                {"action": "cast", "array": "a5", "to": "fp8_e5m2"},
+            ]
+        },
     ),
     (
         "spec's layout example",
         "jacobi_2d_fp64",
         {"A": "fp64[N,N]:inout", "B": "fp64[N,N]"},
         [("N", "int64"), ("steps", "int64")],
-        {"operations": [
-            {"action": "permute", "array": "A", "order": ["i1", "i0"]},
-            {"action": "block", "array": "B", "digit": "i1", "factor": 4, "into": ["b", "f"]},
-        ]},
+        {
+            "operations": [
+                {"action": "permute", "array": "A", "order": ["i1", "i0"]},
+                {"action": "block", "array": "B", "digit": "i1", "factor": 4, "into": ["b", "f"]},
+            ]
+        },
     ),
     (
         "mixed zip",
         "kernel",
         {"u": "fp64[N]", "v": "fp64[N]", "n": "int32[N]:out"},
         [("N", "int64")],
-        {"operations": [
-            {"action": "cast", "array": "u", "to": "fp32"},
-            {"action": "zip", "arrays": ["u", "v"], "into": "uv"},
-        ]},
+        {
+            "operations": [
+                {"action": "cast", "array": "u", "to": "fp32"},
+                {"action": "zip", "arrays": ["u", "v"], "into": "uv"},
+            ]
+        },
     ),
     (
         "struct of half and storage types",
         "kernel",
         {"a": "fp64[N]:inout", "b": "fp64[N]:inout", "c": "fp64[N]:inout", "d": "int8[N]:inout"},
         [("N", "int64")],
-        {"operations": [
-            {"action": "cast", "array": "a", "to": "fp16"},
-            {"action": "cast", "array": "b", "to": "bf16"},
-            {"action": "cast", "array": "c", "to": "fp8_e5m2"},
-            {"action": "zip", "arrays": ["d", "a", "b", "c"], "into": "abcd"},
-        ]},
+        {
+            "operations": [
+                {"action": "cast", "array": "a", "to": "fp16"},
+                {"action": "cast", "array": "b", "to": "bf16"},
+                {"action": "cast", "array": "c", "to": "fp8_e5m2"},
+                {"action": "zip", "arrays": ["d", "a", "b", "c"], "into": "abcd"},
+            ]
+        },
     ),
     (
         "stacked zip and unzips",
         "kernel",
         {"x": "fp32[N]", "y": "fp32[N]", "z": "complex128[N]:out", "q": "fp64[4,N]:inout"},
         [("N", "int64"), ("scale", "double")],
-        {"operations": [
-            {"action": "zip", "arrays": ["x", "y"], "into": "xy", "dim": 0},
-            {"action": "unzip", "array": "z", "into": ["z_re", "z_im"]},
-            {"action": "cast", "array": "z_re", "to": "fp32"},
-            {"action": "unzip", "array": "q", "into": ["q0", "q1", "q2", "q3"], "dim": 0},
-        ]},
+        {
+            "operations": [
+                {"action": "zip", "arrays": ["x", "y"], "into": "xy", "dim": 0},
+                {"action": "unzip", "array": "z", "into": ["z_re", "z_im"]},
+                {"action": "cast", "array": "z_re", "to": "fp32"},
+                {"action": "unzip", "array": "q", "into": ["q0", "q1", "q2", "q3"], "dim": 0},
+            ]
+        },
     ),
 ]
 
@@ -87,7 +103,11 @@ CASES: list[tuple[str, str, dict[str, str], list[tuple[str, str]], dict[str, Any
 def declarations_text() -> str:
     blocks = []
     for title, kernel, arrays, scalars, request in CASES:
-        lines = [f"/* {title} */", *c_declarations(arrays, request), c_signature(kernel, arrays, request, scalars)]
+        lines = [
+            f"/* {title} */",
+            *c_declarations(arrays, request),
+            c_signature(kernel, arrays, request, scalars),
+        ]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"
 
@@ -106,7 +126,9 @@ def test_golden_file(name: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(generated)
     assert path.exists(), f"{path} is missing; run with RELAYOUT_REGEN_GOLDEN=1 to write it"
-    assert path.read_text() == generated, f"{name} differs from its generator; see the module docstring"
+    assert path.read_text() == generated, (
+        f"{name} differs from its generator; see the module docstring"
+    )
 
 
 STORAGE_TYPEDEFS = """#include <stdint.h>
@@ -150,8 +172,13 @@ def test_declarations_compile_and_structs_match_numpy(tmp_path: Path) -> None:
         lines.append(f'    printf("{formats}\\n", (long)sizeof(s{k}), {offsets});')
     lines.append("    return 0;\n}")
     (tmp_path / "d.c").write_text(source + "\n".join(lines) + "\n")
-    subprocess.run(["gcc", "-std=c11", "-Wall", "-Werror", "-o", str(tmp_path / "d"), str(tmp_path / "d.c")], check=True)
-    output = subprocess.run([str(tmp_path / "d")], check=True, capture_output=True, text=True).stdout.splitlines()
+    subprocess.run(
+        ["gcc", "-std=c11", "-Wall", "-Werror", "-o", str(tmp_path / "d"), str(tmp_path / "d.c")],
+        check=True,
+    )
+    output = subprocess.run(
+        [str(tmp_path / "d")], check=True, capture_output=True, text=True
+    ).stdout.splitlines()
     for struct, line in zip(structs, output, strict=True):
         dtype = struct.numpy_dtype()
         expected = [dtype.itemsize, *(dtype.fields[name][1] for name, _ in struct.members)]

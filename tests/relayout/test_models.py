@@ -14,7 +14,14 @@ SPEC_EXAMPLE = {
     "startup": {"load": ["openblas"], "grid": ["P"]},
     "operations": [
         {"action": "cast", "array": "A", "to": "fp32"},
-        {"action": "distribute", "array": "A", "grid_dim": 0, "dim": 0, "scheme": "block_cyclic", "block_size": 32},
+        {
+            "action": "distribute",
+            "array": "A",
+            "grid_dim": 0,
+            "dim": 0,
+            "scheme": "block_cyclic",
+            "block_size": 32,
+        },
         {"action": "replicate", "array": "x"},
         {"action": "place", "array": "A", "on": "device"},
     ],
@@ -33,7 +40,13 @@ ONE_OF_EACH = [
     {"action": "pad", "array": "A", "digit": "i1", "amount": "N % 8"},
     {"action": "unpad", "array": "A", "digit": "i1", "amount": "N % 8"},
     {"action": "shuffle", "array": "A", "digits": ["i0"], "f": ["i0 ^ 1"], "f_inv": ["i0 ^ 1"]},
-    {"action": "linear_shuffle", "array": "T", "digits": ["i0"], "bits": [2], "matrix": [[1, 1], [0, 1]]},
+    {
+        "action": "linear_shuffle",
+        "array": "T",
+        "digits": ["i0"],
+        "bits": [2],
+        "matrix": [[1, 1], [0, 1]],
+    },
     {"action": "zip", "arrays": ["u", "v"], "into": "uv", "dim": 0},
     {"action": "unzip", "array": "z", "into": ["re", "im"]},
     {"action": "place", "array": "A", "on": "host"},
@@ -63,31 +76,113 @@ def test_empty_request_writes_nothing() -> None:
 
 
 def test_defaults_are_left_out() -> None:
-    text = Requests.validate({"operations": [{"action": "zip", "arrays": ["u", "v"], "into": "w"}]}).to_json()
+    text = Requests.validate(
+        {"operations": [{"action": "zip", "arrays": ["u", "v"], "into": "w"}]}
+    ).to_json()
     assert text == '{"operations": [{"action": "zip", "arrays": ["u", "v"], "into": "w"}]}'
 
 
 @pytest.mark.parametrize(
     ("request_obj", "message"),
     [
-        ({"operations": [{"action": "cast", "array": "A", "to": "fp32"}, {"action": "explode"}]}, "operations[1] (explode): unknown action 'explode'"),
+        (
+            {"operations": [{"action": "cast", "array": "A", "to": "fp32"}, {"action": "explode"}]},
+            "operations[1] (explode): unknown action 'explode'",
+        ),
         ({"operations": [{"array": "A"}]}, "operations[0]: missing 'action'"),
-        ({"operations": [{"action": "cast", "array": "A", "to": "fp32", "mode": 1}]}, "operations[0] (cast): unknown field 'mode'; accepted: action, array, to"),
-        ({"operations": [{"action": "cast", "array": "A", "to": "fp128"}]}, "operations[0] (cast): to:"),
-        ({"operations": [{}, {}, {}, {"action": "distribute", "array": "A", "grid_dim": 0}]}, "operations[0]"),
-        ({"operations": [{"action": "distribute", "array": "A", "grid_dim": 0}]}, "operations[0] (distribute): give either dim"),
-        ({"operations": [{"action": "distribute", "array": "A", "grid_dim": 0, "dim": 0, "scheme": "block_cyclic"}]}, "operations[0] (distribute): scheme block_cyclic needs block_size"),
-        ({"operations": [{"action": "block", "array": "A", "digit": "i0", "factor": "N +", "into": ["a", "b"]}]}, "operations[0] (block): factor: expression 'N +': unexpected end of expression at position 3"),
-        ({"operations": [{"action": "block", "array": "A", "digit": "i0", "factor": 2, "into": ["a", "a"]}]}, "operations[0] (block): into must be distinct"),
-        ({"operations": [{"action": "linear_shuffle", "array": "A", "digits": ["i0"], "bits": [2], "matrix": [[1]]}]}, "operations[0] (linear_shuffle): matrix must be 2x2"),
-        ({"operations": [{"action": "shuffle", "array": "A", "digits": ["i0"], "f": ["i0"], "f_inv": []}]}, "operations[0] (shuffle)"),
+        (
+            {"operations": [{"action": "cast", "array": "A", "to": "fp32", "mode": 1}]},
+            "operations[0] (cast): unknown field 'mode'; accepted: action, array, to",
+        ),
+        (
+            {"operations": [{"action": "cast", "array": "A", "to": "fp128"}]},
+            "operations[0] (cast): to:",
+        ),
+        (
+            {"operations": [{}, {}, {}, {"action": "distribute", "array": "A", "grid_dim": 0}]},
+            "operations[0]",
+        ),
+        (
+            {"operations": [{"action": "distribute", "array": "A", "grid_dim": 0}]},
+            "operations[0] (distribute): give either dim",
+        ),
+        (
+            {
+                "operations": [
+                    {
+                        "action": "distribute",
+                        "array": "A",
+                        "grid_dim": 0,
+                        "dim": 0,
+                        "scheme": "block_cyclic",
+                    }
+                ]
+            },
+            "operations[0] (distribute): scheme block_cyclic needs block_size",
+        ),
+        (
+            {
+                "operations": [
+                    {
+                        "action": "block",
+                        "array": "A",
+                        "digit": "i0",
+                        "factor": "N +",
+                        "into": ["a", "b"],
+                    }
+                ]
+            },
+            "operations[0] (block): factor: expression 'N +': unexpected end of expression at position 3",
+        ),
+        (
+            {
+                "operations": [
+                    {
+                        "action": "block",
+                        "array": "A",
+                        "digit": "i0",
+                        "factor": 2,
+                        "into": ["a", "a"],
+                    }
+                ]
+            },
+            "operations[0] (block): into must be distinct",
+        ),
+        (
+            {
+                "operations": [
+                    {
+                        "action": "linear_shuffle",
+                        "array": "A",
+                        "digits": ["i0"],
+                        "bits": [2],
+                        "matrix": [[1]],
+                    }
+                ]
+            },
+            "operations[0] (linear_shuffle): matrix must be 2x2",
+        ),
+        (
+            {
+                "operations": [
+                    {"action": "shuffle", "array": "A", "digits": ["i0"], "f": ["i0"], "f_inv": []}
+                ]
+            },
+            "operations[0] (shuffle)",
+        ),
         ({"startup": {"grid": ["P", "P**2"]}}, "startup.grid[1]: expression 'P**2'"),
         ({"startup": {"cores": 4}}, "startup: unknown field 'cores'; accepted: load, grid"),
         ({"operation": []}, "request: unknown field 'operation'; accepted: startup, operations"),
         ([1, 2], "request: expected an object"),
         ("{not json", "request: not JSON"),
-        ({"operations": [{"action": "cast", "array": "1A", "to": "fp32"}]}, "operations[0] (cast): array:"),
-        ({"operations": [{"action": "pad", "array": "A", "digit": "i0", "amount": True}]}, "operations[0] (pad)"),
+        (
+            {"operations": [{"action": "cast", "array": "1A", "to": "fp32"}]},
+            "operations[0] (cast): array:",
+        ),
+        (
+            {"operations": [{"action": "pad", "array": "A", "digit": "i0", "amount": True}]},
+            "operations[0] (pad)",
+        ),
     ],
 )
 def test_refusals_name_the_entry(request_obj: object, message: str) -> None:
@@ -107,7 +202,11 @@ def test_schema_is_inlined_and_validates_requests() -> None:
     validator.validate(SPEC_EXAMPLE)
     validator.validate({"operations": ONE_OF_EACH})
     assert list(validator.iter_errors({"operations": [{"action": "explode"}]}))
-    assert list(validator.iter_errors({"operations": [{"action": "cast", "array": "A", "to": "fp32", "x": 1}]}))
+    assert list(
+        validator.iter_errors(
+            {"operations": [{"action": "cast", "array": "A", "to": "fp32", "x": 1}]}
+        )
+    )
 
 
 def test_adapter_is_the_model() -> None:

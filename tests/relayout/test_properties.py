@@ -18,7 +18,9 @@ from relayout.plan import axis_owners
 
 # RELAYOUT_PROPERTY_EXAMPLES=2000 runs the laws deeper than the default.
 EXAMPLES = int(os.environ.get("RELAYOUT_PROPERTY_EXAMPLES", "60"))
-SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -39,7 +41,9 @@ def _fresh(pointer: PointerState, counter: list[int]) -> str:
     return f"g{counter[0]}"
 
 
-def draw_operation(data: st.DataObject, state: Any, sizes: dict[str, int], counter: list[int]) -> dict[str, Any] | None:
+def draw_operation(
+    data: st.DataObject, state: Any, sizes: dict[str, int], counter: list[int]
+) -> dict[str, Any] | None:
     candidates = [p for p in state.pointers if not p.sparse]
     if not candidates:
         return None
@@ -63,7 +67,11 @@ def draw_operation(data: st.DataObject, state: Any, sizes: dict[str, int], count
     if kind == "permute":
         return {"action": "permute", "array": name, "order": data.draw(st.permutations(names))}
     if kind == "cast":
-        return {"action": "cast", "array": name, "to": data.draw(st.sampled_from(["fp32", "fp16", "bf16"]))}
+        return {
+            "action": "cast",
+            "array": name,
+            "to": data.draw(st.sampled_from(["fp32", "fp16", "bf16"])),
+        }
     if kind == "block":
         digit = data.draw(st.sampled_from(names))
         extent = _extent(pointer, digit, sizes)
@@ -71,18 +79,40 @@ def draw_operation(data: st.DataObject, state: Any, sizes: dict[str, int], count
         outermost = dim is None or pointer.dims[dim][0] == digit
         factors = [f for f in range(1, 6) if outermost or (extent % f == 0)]
         factor = data.draw(st.sampled_from(factors))
-        return {"action": "block", "array": name, "digit": digit, "factor": factor, "into": [_fresh(pointer, counter), _fresh(pointer, counter)]}
+        return {
+            "action": "block",
+            "array": name,
+            "digit": digit,
+            "factor": factor,
+            "into": [_fresh(pointer, counter), _fresh(pointer, counter)],
+        }
     if kind == "split":
         whole = [dim[0] for dim in pointer.dims if len(dim) == 1]
         digit = data.draw(st.sampled_from(whole))
         parts = data.draw(st.integers(min_value=1, max_value=5))
-        return {"action": "split", "array": name, "digit": digit, "parts": parts, "into": [_fresh(pointer, counter), _fresh(pointer, counter)]}
+        return {
+            "action": "split",
+            "array": name,
+            "digit": digit,
+            "parts": parts,
+            "into": [_fresh(pointer, counter), _fresh(pointer, counter)],
+        }
     if kind == "pad":
         digit = data.draw(st.sampled_from(names))
-        return {"action": "pad", "array": name, "digit": digit, "amount": data.draw(st.integers(0, 3))}
+        return {
+            "action": "pad",
+            "array": name,
+            "digit": digit,
+            "amount": data.draw(st.integers(0, 3)),
+        }
     if kind == "unpad":
         digit = data.draw(st.sampled_from([d for d in names if _tail(pointer, d, sizes)]))
-        return {"action": "unpad", "array": name, "digit": digit, "amount": data.draw(st.integers(1, _tail(pointer, digit, sizes)))}
+        return {
+            "action": "unpad",
+            "array": name,
+            "digit": digit,
+            "amount": data.draw(st.integers(1, _tail(pointer, digit, sizes))),
+        }
     if kind == "merge":
         cut = data.draw(st.sampled_from(list(pointer.cuts)))
         order = [n for n in names if n not in (cut.outer, cut.inner)]
@@ -93,7 +123,13 @@ def draw_operation(data: st.DataObject, state: Any, sizes: dict[str, int], count
         return {
             "action": "__merge__",
             "permute": {"action": "permute", "array": name, "order": order},
-            "merge": {"action": action, "array": name, "digits": [cut.outer, cut.inner], amount_field: int(cut.amount.evaluate({})), "into": _fresh(pointer, counter)},
+            "merge": {
+                "action": action,
+                "array": name,
+                "digits": [cut.outer, cut.inner],
+                amount_field: int(cut.amount.evaluate({})),
+                "into": _fresh(pointer, counter),
+            },
         }
     # shuffle: a rotation or a reversal of one digit, or an XOR swizzle of a power-of-two digit.
     digit = data.draw(st.sampled_from(names))
@@ -102,15 +138,39 @@ def draw_operation(data: st.DataObject, state: Any, sizes: dict[str, int], count
     style = data.draw(st.sampled_from(["rotate", "reverse", *(["linear"] if power else [])]))
     if style == "rotate":
         k = data.draw(st.integers(0, max(extent - 1, 0)))
-        return {"action": "shuffle", "array": name, "digits": [digit], "f": [f"({digit} + {k}) % {extent}"], "f_inv": [f"({digit} + {extent - k}) % {extent}"]}
+        return {
+            "action": "shuffle",
+            "array": name,
+            "digits": [digit],
+            "f": [f"({digit} + {k}) % {extent}"],
+            "f_inv": [f"({digit} + {extent - k}) % {extent}"],
+        }
     if style == "reverse":
-        return {"action": "shuffle", "array": name, "digits": [digit], "f": [f"{extent - 1} - {digit}"], "f_inv": [f"{extent - 1} - {digit}"]}
+        return {
+            "action": "shuffle",
+            "array": name,
+            "digits": [digit],
+            "f": [f"{extent - 1} - {digit}"],
+            "f_inv": [f"{extent - 1} - {digit}"],
+        }
     bits = extent.bit_length() - 1
     matrix = data.draw(invertible_matrices(bits))
     constant = pointer.digit(digit).extent.substitute(dict(pointer.bindings))
     if constant.const_value() is None:
-        return {"action": "shuffle", "array": name, "digits": [digit], "f": [f"{extent - 1} - {digit}"], "f_inv": [f"{extent - 1} - {digit}"]}
-    return {"action": "linear_shuffle", "array": name, "digits": [digit], "bits": [bits], "matrix": matrix}
+        return {
+            "action": "shuffle",
+            "array": name,
+            "digits": [digit],
+            "f": [f"{extent - 1} - {digit}"],
+            "f_inv": [f"{extent - 1} - {digit}"],
+        }
+    return {
+        "action": "linear_shuffle",
+        "array": name,
+        "digits": [digit],
+        "bits": [bits],
+        "matrix": matrix,
+    }
 
 
 def _tail(pointer: PointerState, name: str, sizes: dict[str, int]) -> int:
@@ -120,7 +180,9 @@ def _tail(pointer: PointerState, name: str, sizes: dict[str, int]) -> int:
 @st.composite
 def invertible_matrices(draw: st.DrawFn, n: int) -> list[list[int]]:
     while True:
-        matrix = draw(st.lists(st.lists(st.integers(0, 1), min_size=n, max_size=n), min_size=n, max_size=n))
+        matrix = draw(
+            st.lists(st.lists(st.integers(0, 1), min_size=n, max_size=n), min_size=n, max_size=n)
+        )
         if gf2_inverse(matrix) is not None:
             return matrix
 
@@ -132,7 +194,9 @@ def shapes(draw: st.DrawFn) -> tuple[dict[str, str], dict[str, int]]:
     count = draw(st.integers(1, 3))
     for k in range(count):
         ndim = draw(st.integers(1, 3))
-        extents = draw(st.lists(st.sampled_from(["N", "M", "4", "2", "N + 1"]), min_size=ndim, max_size=ndim))
+        extents = draw(
+            st.lists(st.sampled_from(["N", "M", "4", "2", "N + 1"]), min_size=ndim, max_size=ndim)
+        )
         arrays[f"a{k}"] = f"fp64[{','.join(extents)}]"
     if draw(st.booleans()):
         arrays["z"] = "complex128[N]"
@@ -148,7 +212,9 @@ def programs(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, str], dic
         operations.append({"action": "unzip", "array": "z", "into": ["z_re", "z_im"]})
     same = [n for n, s in arrays.items() if s.startswith("fp64") and s == arrays.get("a0")]
     if len(same) >= 2 and draw(st.booleans()):
-        operations.append({"action": "zip", "arrays": same[:2], "into": "zipped", "dim": draw(st.integers(0, 1))})
+        operations.append(
+            {"action": "zip", "arrays": same[:2], "into": "zipped", "dim": draw(st.integers(0, 1))}
+        )
     counter = [0]
     for _ in range(draw(st.integers(2, 8))):
         operation = draw_operation(data, _state(operations, arrays, sizes), sizes, counter)
@@ -188,7 +254,9 @@ def assert_bijection(layout: NodeLayout, sizes: dict[str, int]) -> None:
 
 @SETTINGS
 @given(programs())
-def test_every_logical_cell_is_held_exactly_once(program: tuple[list[dict[str, Any]], dict[str, str], dict[str, int]]) -> None:
+def test_every_logical_cell_is_held_exactly_once(
+    program: tuple[list[dict[str, Any]], dict[str, str], dict[str, int]],
+) -> None:
     operations, arrays, sizes = program
     request = {"operations": operations}
     # With the sizes bound (what check sees) and symbolically (what a kernel is built from).
@@ -205,9 +273,24 @@ def inverse_of(operation: dict[str, Any], before: Any) -> list[dict[str, Any]] |
     if action in ("block", "split"):
         amount = "factor" if action == "block" else "parts"
         merge = "unblock" if action == "block" else "unsplit"
-        return [{"action": merge, "array": name, "digits": operation["into"], amount: operation[amount], "into": operation["digit"]}]
+        return [
+            {
+                "action": merge,
+                "array": name,
+                "digits": operation["into"],
+                amount: operation[amount],
+                "into": operation["digit"],
+            }
+        ]
     if action == "pad":
-        return [{"action": "unpad", "array": name, "digit": operation["digit"], "amount": operation["amount"]}]
+        return [
+            {
+                "action": "unpad",
+                "array": name,
+                "digit": operation["digit"],
+                "amount": operation["amount"],
+            }
+        ]
     if action == "shuffle":
         return [{**operation, "f": operation["f_inv"], "f_inv": operation["f"]}]
     if action == "linear_shuffle":
@@ -216,19 +299,26 @@ def inverse_of(operation: dict[str, Any], before: Any) -> list[dict[str, Any]] |
     return None
 
 
-def snapshot(operations: list[dict[str, Any]], arrays: dict[str, str], sizes: dict[str, int]) -> list[tuple[str, list[str], list[int], dict[Any, list[int]]]]:
+def snapshot(
+    operations: list[dict[str, Any]], arrays: dict[str, str], sizes: dict[str, int]
+) -> list[tuple[str, list[str], list[int], dict[Any, list[int]]]]:
     layout = lower_single_node({"operations": operations}, arrays, sizes)
     result = []
     for pointer in layout.pointers:
         extents = [int(e.evaluate(sizes)) for e in pointer.extents]
-        gathered = {member: values.tolist() for member, values in layout.gather_indices(pointer, sizes).items()}
+        gathered = {
+            member: values.tolist()
+            for member, values in layout.gather_indices(pointer, sizes).items()
+        }
         result.append((pointer.name, [n for n, _ in pointer.digits], extents, gathered))
     return result
 
 
 @SETTINGS
 @given(programs(), st.data())
-def test_an_operation_followed_by_its_inverse_is_the_identity(program: tuple[list[dict[str, Any]], dict[str, str], dict[str, int]], data: st.DataObject) -> None:
+def test_an_operation_followed_by_its_inverse_is_the_identity(
+    program: tuple[list[dict[str, Any]], dict[str, str], dict[str, int]], data: st.DataObject
+) -> None:
     operations, arrays, sizes = program
     before = _state(operations, arrays, sizes)
     operation = draw_operation(data, before, sizes, [100])
@@ -237,12 +327,16 @@ def test_an_operation_followed_by_its_inverse_is_the_identity(program: tuple[lis
     inverse = inverse_of(operation, before)
     if inverse is None:
         return
-    assert snapshot(operations, arrays, sizes) == snapshot([*operations, operation, *inverse], arrays, sizes)
+    assert snapshot(operations, arrays, sizes) == snapshot(
+        [*operations, operation, *inverse], arrays, sizes
+    )
     # block/split/pad/permute come back structurally too: the same extents and cells.
     if operation["action"] in ("block", "split", "pad", "permute"):
         again = _state([*operations, operation, *inverse], arrays, sizes)
         for old, new in zip(before.pointers, again.pointers, strict=True):
-            assert [(d.name, d.extent) for d in old.digits] == [(d.name, d.extent) for d in new.digits]
+            assert [(d.name, d.extent) for d in old.digits] == [
+                (d.name, d.extent) for d in new.digits
+            ]
             assert old.cells == new.cells
 
 
@@ -273,7 +367,11 @@ def plans(draw: st.DrawFn) -> tuple[DistributionPlan, dict[str, str]]:
         used = 0
         for dim in range(ndim):
             if used < len(free_grid) and (dim == 0 or draw(st.booleans())):
-                scheme = draw(st.sampled_from(["block", "cyclic", "block_cyclic"] if cyclic_allowed else ["block"]))
+                scheme = draw(
+                    st.sampled_from(
+                        ["block", "cyclic", "block_cyclic"] if cyclic_allowed else ["block"]
+                    )
+                )
                 axis: dict[str, Any] = {"grid_dim": free_grid[used]}
                 used += 1
                 if scheme != "block":
@@ -289,7 +387,9 @@ def plans(draw: st.DrawFn) -> tuple[DistributionPlan, dict[str, str]]:
 
 @SETTINGS
 @given(plans(), st.integers(1, 40))
-def test_plan_of_from_plan_is_the_plan(drawn: tuple[DistributionPlan, dict[str, str]], n: int) -> None:
+def test_plan_of_from_plan_is_the_plan(
+    drawn: tuple[DistributionPlan, dict[str, str]], n: int
+) -> None:
     plan, specs = drawn
     ranks = int(np.prod(plan.grid))
     requests = Requests.from_plan(plan)
@@ -315,15 +415,23 @@ def numroc(n: int, nb: int, iproc: int, nprocs: int) -> int:
 @given(st.integers(0, 200), st.integers(1, 9), st.integers(1, 12))
 def test_ownership_matches_independent_formulas(n: int, ranks: int, block_size: int) -> None:
     owners = axis_owners("block_cyclic", block_size, n, ranks)
-    assert [int((owners == r).sum()) for r in range(ranks)] == [numroc(n, block_size, r, ranks) for r in range(ranks)]
+    assert [int((owners == r).sum()) for r in range(ranks)] == [
+        numroc(n, block_size, r, ranks) for r in range(ranks)
+    ]
     cyclic = axis_owners("cyclic", 1, n, ranks)
-    assert [int((cyclic == r).sum()) for r in range(ranks)] == [numroc(n, 1, r, ranks) for r in range(ranks)]
+    assert [int((cyclic == r).sum()) for r in range(ranks)] == [
+        numroc(n, 1, r, ranks) for r in range(ranks)
+    ]
     bands = axis_owners("block", 1, n, ranks)
-    expected = np.concatenate([np.full(len(part), r) for r, part in enumerate(np.array_split(np.arange(n), ranks))])
+    expected = np.concatenate(
+        [np.full(len(part), r) for r, part in enumerate(np.array_split(np.arange(n), ranks))]
+    )
     assert bands.tolist() == expected.astype(int).tolist()
 
 
-def digit_owners(request: dict[str, Any], n: int, ranks: int, digit: str, modulo: bool) -> np.ndarray:
+def digit_owners(
+    request: dict[str, Any], n: int, ranks: int, digit: str, modulo: bool
+) -> np.ndarray:
     """The owner of each index of a 1-D array as the digit program says: the distributed digit's
     value (mod the ranks when it is dealt cyclic) at the physical cell holding the index."""
     state = run_program(Requests.validate(request), {"x": "fp64[N]"}, {"N": n}, (ranks,), ranks)
@@ -345,24 +453,50 @@ def test_digit_programs_own_what_their_schemes_say(n: int, ranks: int, block_siz
     split = {
         "startup": {"grid": ["P"]},
         "operations": [
-            {"action": "split", "array": "x", "digit": "i0", "parts": "P0", "into": ["band", "offset"]},
+            {
+                "action": "split",
+                "array": "x",
+                "digit": "i0",
+                "parts": "P0",
+                "into": ["band", "offset"],
+            },
             {"action": "distribute", "array": "x", "grid_dim": 0, "digit": "band"},
         ],
     }
-    assert digit_owners(split, n, ranks, "band", False).tolist() == axis_owners("block", 1, n, ranks).tolist()
+    assert (
+        digit_owners(split, n, ranks, "band", False).tolist()
+        == axis_owners("block", 1, n, ranks).tolist()
+    )
     blocked = {
         "startup": {"grid": ["P"]},
         "operations": [
-            {"action": "block", "array": "x", "digit": "i0", "factor": block_size, "into": ["coarse", "fine"]},
-            {"action": "distribute", "array": "x", "grid_dim": 0, "digit": "coarse", "scheme": "cyclic"},
+            {
+                "action": "block",
+                "array": "x",
+                "digit": "i0",
+                "factor": block_size,
+                "into": ["coarse", "fine"],
+            },
+            {
+                "action": "distribute",
+                "array": "x",
+                "grid_dim": 0,
+                "digit": "coarse",
+                "scheme": "cyclic",
+            },
         ],
     }
-    assert digit_owners(blocked, n, ranks, "coarse", True).tolist() == axis_owners("block_cyclic", block_size, n, ranks).tolist()
+    assert (
+        digit_owners(blocked, n, ranks, "coarse", True).tolist()
+        == axis_owners("block_cyclic", block_size, n, ranks).tolist()
+    )
     # And the plans they lower to name those schemes; the short forms lower to the same plans.
     plan = Requests.validate(blocked).plan({"x": "fp64[N]"}, {"N": n}, ranks)
     assert plan.arrays["x"].axes[0].scheme == ("cyclic" if block_size == 1 else "block_cyclic")
     short = Requests.from_plan(plan)
     assert short.plan({"x": "fp64[N]"}, {"N": n}, ranks) == plan
     split_plan = Requests.validate(split).plan({"x": "fp64[N]"}, {"N": n}, ranks)
-    assert split_plan.model_dump(mode="json") == {"grid": [ranks], "arrays": {"x": {"axes": [{"grid_dim": 0}]}}}
-
+    assert split_plan.model_dump(mode="json") == {
+        "grid": [ranks],
+        "arrays": {"x": {"axes": [{"grid_dim": 0}]}},
+    }

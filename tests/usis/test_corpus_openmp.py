@@ -173,7 +173,7 @@ def test_a_header_deprecation_marker_must_agree_with_the_curated_version() -> No
             }
         },
     }
-    with pytest.raises(classify_openmp.ClassifyError, match="deprecated in OpenMP-5.1"):
+    with pytest.raises(classify_openmp.ClassifyError, match=r"deprecated in OpenMP-5\.1"):
         classify_openmp.build_entry(record, classify_openmp.Notes({}))
 
 

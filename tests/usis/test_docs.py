@@ -42,3 +42,18 @@ def test_every_command_is_documented() -> None:
     commands = parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     for name in commands:
         assert f"| `usis {name}" in DOCS, name
+
+
+def test_the_opening_example_runs_on_the_shipped_corpora() -> None:
+    import pytest
+
+    from usis.api import shipped_models
+
+    if not {"mpi", "shmem"} <= set(shipped_models()):
+        pytest.skip(f"the example needs the mpi and shmem corpora; shipped: {shipped_models()}")
+    code = DOCS.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, object] = {}
+    exec(compile(code, "docs/usis.md", "exec"), namespace)
+    entry = namespace["entry"]
+    assert entry.execution.blocking is True  # type: ignore[attr-defined]
+    assert "shmem:shmem_{T}_put" in namespace["corpus"].families()  # type: ignore[attr-defined]

@@ -197,6 +197,10 @@ def blocking_nonblocking_procedure(corpus: Corpus) -> None:
     bcast(corpus)["execution"]["procedure_class"] = "nb-op"
 
 
+def invariant_outside_the_grammar(corpus: Corpus) -> None:
+    bcast(corpus)["tool_integration"]["invariants"] = ["param:count >= 0", "count is positive"]
+
+
 VIOLATIONS: dict[str, tuple[Callable[[Corpus], None], str, str]] = {
     "USIS-C001": (rename_key, "mpi:mpi_broadcast", "identity.name"),
     "USIS-C002": (dangling_reference, "mpi:mpi_bcast", "relationships.variants.persistent"),
@@ -273,6 +277,7 @@ VIOLATIONS: dict[str, tuple[Callable[[Corpus], None], str, str]] = {
         "semantics.formal.handle_lifecycle[0].handle",
     ),
     "USIS-C039": (blocking_nonblocking_procedure, "mpi:mpi_bcast", "execution.blocking"),
+    "USIS-C040": (invariant_outside_the_grammar, "mpi:mpi_bcast", "tool_integration.invariants[1]"),
 }
 
 

@@ -39,6 +39,8 @@ from usis.classify.cuda import (
 MODEL = "nvshmem"
 PLACEHOLDER = "{T}"
 API_HEADERS = ("nvshmem.h", "nvshmemx.h")
+# Stands for "the sibling COUNT parameter"; `build` puts in that parameter's actual name.
+COUNT_PLACEHOLDER = "<count>"
 
 
 @dataclass(frozen=True)
@@ -443,7 +445,8 @@ def classify_operation(
             "atomic",
         )
     if key == "signal_op":
-        semantics["atomic"] = {"operation": None, "fetch": False, "compare": False}
+        # The update (set or add) is chosen by a SIG_OP argument, which is not an OPERATION, so
+        # semantics.atomic cannot leave its operation null (USIS-C032); no sub-object is claimed.
         semantics["memory"] = memory(
             local, "after_quiet", local, symmetric_heap=True, model="relaxed"
         )
@@ -453,7 +456,7 @@ def classify_operation(
         semantics["memory"] = memory(
             "after_return", None, "after_return", symmetric_heap=True, model="relaxed"
         )
-        return "synchronization", run(True, False, "local", "c", "b-op"), semantics, "signal-fetch"
+        return "one_sided", run(True, False, "local", "c", "b-op"), semantics, "signal-fetch"
     if key in COLLECTIVE_TYPES:
         collective_type, root, shape = COLLECTIVE_TYPES[key]
         reduction = operation.reduction is not None

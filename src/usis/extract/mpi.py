@@ -118,6 +118,10 @@ def _category(attributes: Mapping[str, Any]) -> str:
     return "procedure"
 
 
+# pympistandard's renderers assert (or raise KeyError/TypeError) on a parameter or symbol that a
+# language cannot express; such a rendering is recorded as absent (None), never guessed.
+
+
 def _c_array_suffix(parameter: Any) -> str:
     try:
         return str(parameter.array)

@@ -777,12 +777,9 @@ def runtime_atomic_has_operator(
     key: str, entry: Mapping[str, Any], known: frozenset[str]
 ) -> Iterator[Any]:
     atomic = entry["semantics"]["atomic"]
-    if atomic is not None and atomic["operation"] is None:
-        if not any(parameter["kind"] == "OPERATION" for parameter in entry["parameters"]):
-            yield (
-                "semantics.atomic.operation",
-                "null, but no parameter of kind OPERATION supplies it",
-            )
+    has_operator = any(parameter["kind"] == "OPERATION" for parameter in entry["parameters"])
+    if atomic is not None and atomic["operation"] is None and not has_operator:
+        yield "semantics.atomic.operation", "null, but no parameter of kind OPERATION supplies it"
 
 
 @rule(
@@ -905,3 +902,21 @@ def procedure_class_matches_blocking(
             "execution.blocking",
             f"{execution['blocking']} for procedure_class {execution['procedure_class']!r}",
         )
+
+
+@rule(
+    "USIS-C040",
+    "Every `tool_integration.invariants` item is a selector of the reference grammar whose "
+    "`param:` references name parameters of the entry.",
+)
+def invariants_parse(key: str, entry: Mapping[str, Any], known: frozenset[str]) -> Iterator[Any]:
+    names = {parameter["name"] for parameter in entry["parameters"]}
+    for index, invariant in enumerate(entry["tool_integration"]["invariants"]):
+        where = f"tool_integration.invariants[{index}]"
+        try:
+            missing = parameter_names(parse_selector(invariant)) - names
+        except GrammarError as error:
+            yield where, str(error)
+            continue
+        if missing:
+            yield where, f"{invariant!r} refers to {sorted(missing)}, not parameters of this entry"

@@ -8,16 +8,16 @@ import numpy as np
 def make_inputs(
     sizes: dict[str, int], rng: np.random.Generator, dtype: np.dtype
 ) -> dict[str, np.ndarray]:
-    """A CSR matrix with nnz // M entries in every row (distinct, sorted columns), x, and y."""
+    """A CSR matrix with nnz // M entries in every row, x, and y: row entries fall one in each of
+    nnz // M equal column bands, at a random place in the band, so columns are distinct and sorted."""
     rows, cols, nnz = sizes["M"], sizes["N"], sizes["nnz"]
     per_row = nnz // rows
     if per_row * rows != nnz or per_row > cols:
         raise ValueError(
             f"spmv: nnz={nnz} must be a multiple of M={rows} with at most N={cols} per row"
         )
-    indices = np.sort(
-        np.stack([rng.choice(cols, size=per_row, replace=False) for _ in range(rows)]), axis=1
-    ).reshape(-1)
+    band = cols // per_row
+    indices = (np.arange(per_row) * band + rng.integers(0, band, (rows, per_row))).reshape(-1)
     return {
         "A_data": rng.uniform(-1.0, 1.0, nnz).astype(dtype),
         "A_indices": indices.astype(np.int64),
