@@ -24,7 +24,7 @@ sysdeps:
 	@bash scripts/sysdeps.sh
 
 run: setup
-	$(BIN)/relayout examples docs/layout.md
+	$(BIN)/hb serve --host $(HOST) --port $(PORT)
 
 test: setup
 	$(BIN)/python -m pytest -q

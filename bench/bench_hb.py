@@ -92,7 +92,8 @@ def main(full: bool) -> int:
             # A fresh comment makes the source new to the build cache: the cold case builds.
             # The kernel takes x as float, as the cast delivers it.
             source = kernels.solution_source("scaled_add").replace(
-                "scaled_add_fp64(const double *restrict x", "scaled_add_fp64(const float *restrict x"
+                "scaled_add_fp64(const double *restrict x",
+                "scaled_add_fp64(const float *restrict x",
             )
             source += f"\n/* bench {time.time_ns()} */\n"
             score_round_trip(client, "cold cache", source)

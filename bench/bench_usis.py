@@ -6,6 +6,7 @@ import statistics
 import subprocess
 import sys
 import time
+from importlib import resources
 
 BOUND_S = 0.5
 
@@ -31,14 +32,23 @@ def main(full: bool) -> int:
     if not models:
         print("usis: no shipped corpus yet; nothing to measure")
         return 0
-    corpus = load(models[0])
-    key = "mpi:mpi_bcast" if "mpi:mpi_bcast" in corpus else corpus.keys()[0]
-    times = cold_show_seconds(key, 7 if full else 2)
-    median = statistics.median(times)
-    print(
-        f"usis show {key} (cold process): median {median * 1000:.0f} ms over {len(times)} runs, "
-        f"target under {BOUND_S * 1000:.0f} ms ({median / BOUND_S:.2f} of it)"
-    )
+    folder = resources.files("usis").joinpath("corpus")
+    sizes = {m: len(folder.joinpath(f"final-{m}-api.json").read_bytes()) for m in models}
+    largest = max(models, key=lambda m: sizes[m])
+    # The last key of the largest file: the entry a reader of the text reaches last.
+    keys = [load(largest).keys()[-1]]
+    if "mpi" in models:
+        keys.insert(0, "mpi:mpi_bcast")
+    slowest = 0.0
+    for key in keys:
+        times = cold_show_seconds(key, 7 if full else 2)
+        median = statistics.median(times)
+        slowest = max(slowest, median)
+        print(
+            f"usis show {key} (cold process, {sizes[key.split(':')[0]] / 1e6:.1f} MB corpus): "
+            f"median {median * 1000:.0f} ms over {len(times)} runs, target under "
+            f"{BOUND_S * 1000:.0f} ms ({median / BOUND_S:.2f} of it)"
+        )
     started = time.perf_counter()
     everything = load()
     load_s = time.perf_counter() - started
@@ -53,7 +63,7 @@ def main(full: bool) -> int:
         f"entries in {typed_s * 1000:.0f} ms; find -> {len(found)} in {find_s * 1000:.1f} ms"
     )
     # The short form only shows the benchmark runs; on the shared test machines its timing is noise.
-    return 0 if median < BOUND_S or not full else 1
+    return 0 if slowest < BOUND_S or not full else 1
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from relayout import (
 )
 from relayout import requests_schema as _relayout_requests_schema
 from relayout import requests_schema_text as _relayout_requests_schema_text
+from relayout.models import Cast
 
 __all__ = [
     "BIJECTION_CHECK_LIMIT",
@@ -223,7 +224,7 @@ class RequestAllowances(BaseModel):
             needed = _capability_for(action, distributed)
             if needed not in self.allow:
                 return f"{label}: this setup does not allow {needed} requests (requests.allow: {allowed})"
-            if action == "cast" and operation.to not in self.precisions:
+            if isinstance(operation, Cast) and operation.to not in self.precisions:
                 return (
                     f"{label}: this setup does not allow casts to {operation.to} "
                     f"(requests.precisions: {list(self.precisions)})"
@@ -372,7 +373,7 @@ def cast_refusal(
     if kernel in set(override_kernels) and datatype == "fp32":
         return None
     for index, operation in enumerate(requests.operations):
-        if operation.action == "cast":
+        if isinstance(operation, Cast):
             return (
                 f"operations[{index}] (cast): {kernel} runs in fp64 only and is graded in fp64's "
                 f"band, so a cast of {operation.array} to {operation.to} cannot pass; leave it in fp64"

@@ -238,7 +238,9 @@ def add_grade(
         values.update(
             requests=to_recorded(validated), of_grade_id=of_grade_id, created_at=datetime.now(UTC)
         )
-        grade_id = int(connection.execute(grades.insert().values(**values)).inserted_primary_key[0])
+        inserted = connection.execute(grades.insert().values(**values)).inserted_primary_key
+        assert inserted is not None
+        grade_id = int(inserted[0])
         if _between_inserts is not None:
             _between_inserts()
         rows = request_rows(validated)

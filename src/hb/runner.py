@@ -82,7 +82,7 @@ def run_kernel(
         shutil.copyfile(library, workdir / LIBRARY_FILE)
         if conversion_files is not None and conversion_files.is_dir():
             shutil.copytree(conversion_files, workdir / CONVERSION_DIR)
-        np.savez(workdir / INPUTS_FILE, **inputs)
+        np.savez(workdir / INPUTS_FILE, **inputs)  # type: ignore[arg-type]
         job = {
             "library": LIBRARY_FILE,
             "symbol": symbol,
@@ -143,7 +143,7 @@ def _child_main() -> int:
     except Exception as error:  # the child reports every failure as data, not a traceback
         Path(RESULT_FILE).write_text(json.dumps({"error": f"{type(error).__name__}: {error}"}))
         return 0
-    np.savez(OUTPUTS_FILE, **outputs)
+    np.savez(OUTPUTS_FILE, **outputs)  # type: ignore[arg-type]
     Path(RESULT_FILE).write_text(json.dumps(report))
     return 0
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from relayout.arrays import ArraySpec, parse_arrays
+from relayout.arrays import parse_arrays
 from relayout.errors import RequestError
 from relayout.layout import PointerState, StructType, run_program
 from relayout.models import Requests
@@ -78,12 +78,12 @@ def pointer_declaration(name: str, element: Any, intent: str) -> str:
 
 def _sparse_refusal(pointer: PointerState) -> str:
     return (
-        f"{pointer.name} is a {pointer.sparse} sparse array; its C form is the kernel manifest's, "
-        "not relayout's"
+        f"{pointer.name} is a sparse array stored as {pointer.sparse}; its C form (one pointer per "
+        "buffer) is the kernel manifest's, not relayout's"
     )
 
 
-def _checked(pointer: PointerState, spec: Mapping[str, ArraySpec]) -> CheckedArray:
+def _checked(pointer: PointerState) -> CheckedArray:
     if pointer.sparse:
         return CheckedArray(
             dtype=str(pointer.element),
@@ -134,7 +134,7 @@ def check_requests(
         plan = plan_requests(requests, specs, sizes, ranks) if grid is not None else None
     except RequestError as error:
         return RequestsCheck(accepted=False, refusal=str(error))
-    checked = {pointer.name: _checked(pointer, specs) for pointer in state.pointers}
+    checked = {pointer.name: _checked(pointer) for pointer in state.pointers}
     signature = None
     if kernel is not None:
         try:

@@ -198,7 +198,6 @@ class PointerState:
     sources: tuple[str, ...]
     bindings: tuple[tuple[str, Expr], ...]  # d-symbol -> the arrays' extent expression
     cuts: tuple[Cut, ...] = ()
-    touched: bool = False
     zip_kind: Literal["stacked", "struct"] | None = None
     zip_fields: tuple[str, ...] = ()
     stacked_dim: int | None = None
@@ -400,7 +399,7 @@ def _find_digit(pointer: PointerState, name: str, entry: str) -> Digit:
 def _dense_for_digits(state: ProgramState, pointer: PointerState, entry: str) -> None:
     if pointer.sparse:
         raise RequestError(
-            f"{pointer.name} is a sparse array; it takes format, replicate and place, never a digit operation",
+            f"{pointer.name} is a sparse array ({pointer.sparse}); it takes format, replicate and place, never a digit operation",
             entry=entry,
         )
 
@@ -450,7 +449,8 @@ def cast(state: ProgramState, op: Cast, entry: str) -> ProgramState:
     pointer = state.pointer(op.array, entry)
     if pointer.sparse:
         raise RequestError(
-            f"{op.array} is a sparse array; casts apply to dense floating arrays", entry=entry
+            f"{op.array} is a sparse array ({pointer.sparse}); a cast of sparse values is not supported (casts apply to dense floating arrays)",
+            entry=entry,
         )
     if pointer.index:
         raise RequestError(
@@ -478,7 +478,13 @@ def format_sparse(state: ProgramState, op: Format, entry: str) -> ProgramState:
     pointer = state.pointer(op.array, entry)
     if not pointer.sparse:
         raise RequestError(
-            f"{op.array} is not a sparse array; format applies to sparse arrays", entry=entry
+            f"{op.array} is a dense array; format applies only to sparse arrays", entry=entry
+        )
+    if pointer.intent != "in":
+        raise RequestError(
+            f"{op.array} is written by the kernel (intent {pointer.intent}); only an input-only "
+            "sparse array takes another format",
+            entry=entry,
         )
     return state.with_pointer(replace(pointer, sparse=op.to))
 
@@ -505,9 +511,7 @@ def permute(state: ProgramState, op: Permute, entry: str) -> ProgramState:
             entry=entry,
         )
     by_name = {d.name: d for d in pointer.digits}
-    return state.with_pointer(
-        replace(pointer, digits=tuple(by_name[n] for n in op.order), touched=True)
-    )
+    return state.with_pointer(replace(pointer, digits=tuple(by_name[n] for n in op.order)))
 
 
 def block(state: ProgramState, op: Block, entry: str) -> ProgramState:
@@ -549,7 +553,6 @@ def block(state: ProgramState, op: Block, entry: str) -> ProgramState:
         digits=_replace_digit(pointer, op.digit, new_digits),
         dims=_replace_in_dims(pointer, op.digit, [coarse_name, fine_name]),
         cuts=(*_drop_cuts(pointer, [op.digit]), cut),
-        touched=True,
     )
     return state.with_pointer(replace(updated, cells=_prune_live(updated, cells)))
 
@@ -684,7 +687,6 @@ def split(state: ProgramState, op: Split, entry: str) -> ProgramState:
         digits=_replace_digit(pointer, op.digit, new_digits),
         dims=_replace_in_dims(pointer, op.digit, [band, offset]),
         cuts=(*_drop_cuts(pointer, [op.digit]), cut),
-        touched=True,
     )
     return state.with_pointer(replace(updated, cells=_prune_live(updated, cells)))
 
@@ -741,7 +743,6 @@ def pad(state: ProgramState, op: Pad, entry: str) -> ProgramState:
         pointer,
         digits=_replace_digit(pointer, op.digit, [padded]),
         cuts=_drop_cuts(pointer, [op.digit]),
-        touched=True,
     )
     return state.with_pointer(replace(updated, cells=_prune_live(updated, cells)))
 
@@ -773,7 +774,6 @@ def unpad(state: ProgramState, op: Unpad, entry: str) -> ProgramState:
         pointer,
         digits=_replace_digit(pointer, op.digit, [trimmed]),
         cuts=_drop_cuts(pointer, [op.digit]),
-        touched=True,
     )
     return state.with_pointer(replace(updated, cells=_prune_live(updated, pointer.cells)))
 
@@ -866,7 +866,7 @@ def shuffle(state: ProgramState, op: Shuffle, entry: str) -> ProgramState:
     digits = tuple(
         replace(d, dead_tail=Const(0)) if d.name in op.digits else d for d in pointer.digits
     )
-    updated = replace(pointer, digits=digits, cuts=_drop_cuts(pointer, op.digits), touched=True)
+    updated = replace(pointer, digits=digits, cuts=_drop_cuts(pointer, op.digits))
     return state.with_pointer(
         replace(updated, cells=_prune_live(updated, _substituted(pointer, mapping)))
     )
@@ -941,7 +941,7 @@ def linear_shuffle(state: ProgramState, op: LinearShuffle, entry: str) -> Progra
             assert value is not None
             mapping[name] = value
         start += bits
-    updated = replace(pointer, cuts=_drop_cuts(pointer, op.digits), touched=True)
+    updated = replace(pointer, cuts=_drop_cuts(pointer, op.digits))
     return state.with_pointer(replace(updated, cells=_substituted(pointer, mapping)))
 
 
@@ -993,9 +993,7 @@ def zip_arrays(state: ProgramState, op: Zip, entry: str) -> ProgramState:
     if len(set(shapes)) != 1:
         listed = ", ".join(f"{p.name}[{', '.join(s)}]" for p, s in zip(fields, shapes, strict=True))
         raise RequestError(f"zip needs arrays of one logical shape; got {listed}", entry=entry)
-    if op.into in {p.name for p in state.pointers} - set(op.arrays) or (
-        op.into in state.arrays and op.into not in op.arrays
-    ):
+    if op.into in {p.name for p in state.pointers} - set(op.arrays):
         raise RequestError(f"{op.into!r} already names an array", entry=entry)
     first = fields[0]
     n = len(first.digits)
@@ -1103,7 +1101,7 @@ def unzip(state: ProgramState, op: Unzip, entry: str) -> ProgramState:
     if pointer.sparse or pointer.index:
         kind = "sparse" if pointer.sparse else "index"
         raise RequestError(f"{op.array} is a {kind} array; only dense arrays unzip", entry=entry)
-    existing = {p.name for p in state.pointers} | set(state.arrays)
+    existing = {p.name for p in state.pointers}
     clashes = sorted(n for n in op.into if n in existing and n != op.array)
     if clashes:
         raise RequestError(f"{clashes} already name arrays", entry=entry)
@@ -1210,7 +1208,7 @@ def distribute(state: ProgramState, op: Distribute, entry: str) -> ProgramState:
         )
     if pointer.sparse:
         raise RequestError(
-            f"{op.array} is a sparse array; distributing a sparse format is not implemented (replicate it)",
+            f"{op.array} is a sparse array ({pointer.sparse}); distributing a sparse format is not implemented (replicate it)",
             entry=entry,
         )
     if pointer.replicated:
@@ -1514,7 +1512,12 @@ def to_pointer_layout(pointer: PointerState) -> PointerLayout:
 def lower_single_node(
     requests: Requests | Any, arrays: Mapping[str, Any], sizes: Mapping[str, int] | None = None
 ) -> NodeLayout:
-    """The NodeLayout of a request without startup.grid over `arrays`; RequestError as check()."""
+    """The NodeLayout of a request without startup.grid over `arrays`; RequestError as check().
+
+    Without `sizes` the layout holds at every size (live conditions guard every round-up); with
+    `sizes` it is specialised to them (a factor that divides there leaves no round-up), and a
+    shuffle is checked to be a bijection at them.
+    """
     requests = Requests.validate(requests)
     if requests.startup.grid:
         raise RequestError(

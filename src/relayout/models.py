@@ -21,7 +21,7 @@ from pydantic import (
 
 from relayout import expr as expressions
 from relayout.errors import RequestError, entry_label
-from relayout.types import CastTarget
+from relayout.types import CastTarget, SparseFormatName
 
 if TYPE_CHECKING:
     from relayout.check import RequestsCheck
@@ -91,12 +91,32 @@ class Cast(_Model):
     to: CastTarget
 
 
+PositiveInt = Annotated[StrictInt, Field(ge=1)]
+# Which optional fields each storage format takes (relayout.sparse_formats' parameters).
+FORMAT_FIELDS = {"bcsr": ("block_size",), "sell_c_sigma": ("C", "sigma")}
+
+
 class Format(_Model):
-    """Set a sparse array's storage format."""
+    """Set a sparse array's storage format (bcsr takes block_size; sell_c_sigma takes C, sigma)."""
 
     action: Literal["format"]
     array: Name
-    to: Literal["csr", "csc", "coo"]
+    to: SparseFormatName
+    block_size: (
+        PositiveInt | Annotated[list[PositiveInt], Field(min_length=2, max_length=2)] | None
+    ) = None
+    C: PositiveInt | None = None
+    sigma: PositiveInt | None = None
+
+    @model_validator(mode="after")
+    def _fields_of_the_format(self) -> Format:
+        taken = FORMAT_FIELDS.get(self.to, ())
+        for name in ("block_size", "C", "sigma"):
+            if getattr(self, name) is not None and name not in taken:
+                owner = next(fmt for fmt, fields in FORMAT_FIELDS.items() if name in fields)
+                others = f"takes {', '.join(taken)}" if taken else "takes no other fields"
+                raise ValueError(f"{name} applies only to {owner}; format {self.to} {others}")
+        return self
 
 
 class Distribute(_Model):
@@ -415,11 +435,20 @@ class Requests(_Model):
 
         return requests_from_plan(plan)
 
-    def check(self, arrays: Any, sizes: Any = None, ranks: int | None = None) -> RequestsCheck:
-        """What the request does to `arrays`: accepted with each pointer, or refused with why."""
+    def check(
+        self,
+        arrays: Any,
+        sizes: Any = None,
+        ranks: int | None = None,
+        *,
+        kernel: str | None = None,
+        scalars: Any = (),
+    ) -> RequestsCheck:
+        """What the request does to `arrays`: accepted with each pointer (and the plan with a grid
+        and `ranks`, the C signature with `kernel` and `scalars`), or refused with why."""
         from relayout.check import check_requests
 
-        return check_requests(self, arrays, sizes, ranks)
+        return check_requests(self, arrays, sizes, ranks, kernel=kernel, scalars=scalars)
 
     def compile(self, arrays: Any, target: str = "host", **options: Any) -> Any:
         """The conversion program of relayout.convert for this request over `arrays`."""

@@ -15,12 +15,16 @@ __all__ = [
     "SPARSE_FORMATS",
     "CastTarget",
     "ElementType",
+    "SparseFormatName",
     "element_type",
 ]
 
 CastTarget = Literal["fp64", "fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2"]
 CAST_TARGETS: tuple[str, ...] = ("fp64", "fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2")
-SPARSE_FORMATS: tuple[str, ...] = ("csr", "csc", "coo")
+# The storage formats of relayout.sparse_formats (a test keeps the two lists equal; the names live
+# here so that reading a request does not import scipy).
+SparseFormatName = Literal["csr", "csc", "coo", "ell", "dia", "bcsr", "jds", "sell_c_sigma"]
+SPARSE_FORMATS: tuple[str, ...] = ("csr", "csc", "coo", "ell", "dia", "bcsr", "jds", "sell_c_sigma")
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,31 @@ def read_shipped(name: str) -> dict[str, Any]:
     return document
 
 
+def shipped_entry(key: str) -> dict[str, Any] | None:
+    """One entry of a shipped corpus file without parsing the whole file, or None when absent.
+
+    The split stage writes every file with sorted keys and a 2-space indent, so an entry is the
+    text from its key line at indent 4 to the next closing brace at indent 4; strings never hold
+    a raw newline. That keeps a cold `usis show` fast even on the largest corpus.
+    """
+    model = key.split(":", 1)[0]
+    if model not in MODELS:
+        return None
+    path = resources.files("usis").joinpath("corpus", f"final-{model}-api.json")
+    if not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8")
+    opening = f"\n    {json.dumps(key, ensure_ascii=False)}: {{\n"
+    start = text.find(opening)
+    if start < 0:
+        return None
+    end = text.find("\n    }", start + len(opening))
+    if end < 0:
+        return None
+    entry: dict[str, Any] = json.loads(text[start + len(opening) - 2 : end + 6])
+    return entry
+
+
 class Corpus:
     """Entries of one or more models by key (`model:function_key`).
 

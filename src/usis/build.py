@@ -209,10 +209,11 @@ def build(
             continue
         paths = source_paths(pipeline, manifest)
         missing = [name for name in getattr(pipeline.extract, "SOURCES", ()) if name not in paths]
-        if missing and not explicit:
-            progress(
-                f"{model}: skipped, sources {missing} not fetched (run `usis fetch --model {model}`)"
-            )
+        if missing:
+            note = f"sources {missing} not fetched (run `usis fetch --model {model}`)"
+            if explicit:
+                raise BuildError(f"{model}: {note}")
+            progress(f"{model}: skipped, {note}")
             continue
         result = run_model(
             pipeline,

@@ -119,12 +119,15 @@ def read_document(path: str) -> Any:
 
 
 def command_show(arguments: argparse.Namespace) -> int:
-    corpus = load_for_key(arguments.key)
-    try:
-        entry = corpus.raw(arguments.key)
-    except KeyError as error:
-        print(f"usis show: {error.args[0]}", file=sys.stderr)
-        return 1
+    from usis.api import shipped_entry
+
+    entry = shipped_entry(arguments.key)
+    if entry is None:
+        try:
+            entry = load_for_key(arguments.key).raw(arguments.key)
+        except KeyError as error:
+            print(f"usis show: {error.args[0]}", file=sys.stderr)
+            return 1
     print(dumps(entry) if arguments.json else render_entry(arguments.key, entry))
     return 0
 

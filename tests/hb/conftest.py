@@ -7,6 +7,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,29 +65,28 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def postgres_url() -> Iterator[str]:
     """A PostgreSQL 15 cluster in a temporary directory on a free port, as the postgres user when
     we are root (the server refuses root); skipped with the reason where it cannot start."""
     if not (POSTGRES_BIN / "initdb").exists():
         pytest.skip(f"PostgreSQL server binaries are not installed at {POSTGRES_BIN}")
-    base = tmp_path_factory.mktemp("postgres")
+    # Outside pytest's own temporary root, which is private to root (and reset by every session).
+    base = Path(tempfile.mkdtemp(prefix="hb-postgres-"))
     cluster = base / "cluster"
     prefix: list[str] = []
     if os.geteuid() == 0:
         if shutil.which("runuser") is None:
+            shutil.rmtree(base, ignore_errors=True)
             pytest.skip("running as root without runuser: PostgreSQL refuses to run as root")
         prefix = ["runuser", "-u", "postgres", "--"]
         os.chmod(base, 0o777)
-        # The postgres user must reach the cluster through the session's temporary folders.
-        for parent in base.parents:
-            if str(parent).startswith(str(Path(tmp_path_factory.getbasetemp()).parent)):
-                os.chmod(parent, os.stat(parent).st_mode | 0o011)
     port = _free_port()
     init = subprocess.run(
         [*prefix, str(POSTGRES_BIN / "initdb"), "-D", str(cluster), "-U", "hb", "--auth=trust", "-E", "UTF8"],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     if init.returncode != 0:
+        shutil.rmtree(base, ignore_errors=True)
         pytest.skip(f"initdb failed: {init.stderr.strip()[-300:]}")
     start = subprocess.run(
         [*prefix, str(POSTGRES_BIN / "pg_ctl"), "-D", str(cluster), "-l", str(base / "log.txt"), "-w",
@@ -94,12 +94,15 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     if start.returncode != 0:
+        shutil.rmtree(base, ignore_errors=True)
         pytest.skip(f"pg_ctl start failed: {start.stderr.strip()[-300:]}")
     try:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             ready = subprocess.run(
-                [str(POSTGRES_BIN / "pg_isready"), "-h", "127.0.0.1", "-p", str(port)], check=False
+                [str(POSTGRES_BIN / "pg_isready"), "-h", "127.0.0.1", "-p", str(port)],
+                capture_output=True,
+                check=False,
             )
             if ready.returncode == 0:
                 break
@@ -110,3 +113,4 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             [*prefix, str(POSTGRES_BIN / "pg_ctl"), "-D", str(cluster), "-m", "immediate", "stop"],
             capture_output=True, check=False,
         )  # fmt: skip
+        shutil.rmtree(base, ignore_errors=True)

@@ -10,7 +10,7 @@ import pytest
 
 from hb import abi, kernels
 from hb.envelope import Submission
-from hb.service import JudgeHandler
+from hb.service import JudgeHandler, RequestFault
 
 FIXED_SIGNATURES = {
     "scaled_add": "void scaled_add_fp64(const double *restrict x, double *restrict y, int64_t N, double alpha, "
@@ -94,7 +94,14 @@ def test_fp32_problem_of_scaled_add(data_dir: Path) -> None:
     assert result["datatype"] == "fp32"
 
 
-@pytest.mark.parametrize("name", [n for n in kernels.kernel_names() if n != "spmv"])
+DENSE_KERNELS = [
+    n
+    for n in kernels.kernel_names()
+    if not any(a.is_sparse for a in kernels.load_manifest(n).arrays)
+]
+
+
+@pytest.mark.parametrize("name", DENSE_KERNELS)
 def test_default_signature_agrees_with_relayout(name: str) -> None:
     from relayout.check import c_signature
 
@@ -107,3 +114,20 @@ def test_default_signature_agrees_with_relayout(name: str) -> None:
         abi.abi_scalars(manifest, precision),
     )
     assert theirs == abi.default_signature(manifest, precision)
+
+
+def test_precision_override_grades_an_fp64_only_kernel_in_the_fp32_band(data_dir: Path) -> None:
+    from tests.hb.conftest import make_config
+
+    overridden = JudgeHandler(
+        make_config(
+            data_dir, grading={"datatype": "fp32", "precision_override_kernels": ["channel_flow"]}
+        )
+    )
+    source = kernels.solution_source("channel_flow")
+    result = overridden.grade(Submission(kernel="channel_flow", source=source, preset="S"), "score")
+    assert result["correct"], result["reason"]
+    assert result["datatype"] == "fp64" and result["precision_override"] == "fp32"
+    plain = JudgeHandler(make_config(data_dir, grading={"datatype": "fp32"}))
+    with pytest.raises(RequestFault, match="channel_flow runs at"):
+        plain.grade(Submission(kernel="channel_flow", source=source, preset="S"), "score")

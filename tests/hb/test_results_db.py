@@ -133,7 +133,15 @@ def test_a_writer_killed_mid_write_leaves_no_orphan(engine: sa.Engine) -> None:
             [sys.executable, "-c", WRITER, url], stdout=subprocess.PIPE, text=True
         )
         assert writer.stdout is not None and writer.stdout.readline().strip() == "ready"
-        time.sleep(0.3 + 0.07 * attempt)  # lands inside the 50 ms window most of the time
+        # Once the writer is in its loop, each add_grade spends most of its time between the two
+        # inserts, so the kill lands inside a transaction nearly every time.
+        deadline = time.monotonic() + 30
+        while (
+            len(results_db.list_grades(engine, limit=1000)) <= attempt
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.01)
+        time.sleep(0.02 * (attempt + 1))
         writer.send_signal(signal.SIGKILL)
         writer.wait()
     grades = results_db.list_grades(engine, limit=1000)

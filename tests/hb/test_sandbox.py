@@ -149,3 +149,30 @@ def test_protections_are_reported(hostile_client: TestClient) -> None:
     assert {"rlimits", "wall-clock timeout", "private directory"} <= set(body["protections"])
     if sandbox.namespaces_available():
         assert {"no network", "private /tmp"} <= set(body["protections"])
+
+
+@pytest.mark.skipif(not sandbox.namespaces_available(), reason="needs root and unshare")
+def test_the_child_sees_its_own_uid_and_tmp(tmp_path: Path) -> None:
+    limits = sandbox.Limits(timeout_s=10)
+    result = sandbox.run_sandboxed(
+        ["/bin/sh", "-c", "id -u; ls -A /tmp; pwd"], tmp_path / "box", limits
+    )
+    uid, listing, cwd = result.stdout.split("\n")[:3]
+    assert result.returncode == 0
+    assert limits.uid_base <= int(uid) < limits.uid_base + limits.uid_count
+    assert listing == "hb-work" and cwd == sandbox.SANDBOX_WORKDIR
+
+
+def test_without_namespaces_the_limits_still_apply(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sandbox, "namespaces_available", lambda: False)
+    limits = sandbox.Limits(timeout_s=2)
+    result = sandbox.run_sandboxed(
+        ["/bin/sh", "-c", "echo started; exit 3"], tmp_path / "box", limits
+    )
+    assert result.returncode == 3 and result.stdout.strip() == "started"
+    assert result.protections == ["rlimits", "wall-clock timeout", "private directory"]
+    assert result.failure("the run") == "the run exited with status 3"
+    slow = sandbox.run_sandboxed(["/bin/sh", "-c", "sleep 30"], tmp_path / "slow", limits)
+    assert slow.timed_out and slow.wall_s < 10

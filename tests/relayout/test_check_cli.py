@@ -254,3 +254,17 @@ def test_cli_examples(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "not as documented" in out and ", 0 not as documented" in out
     assert "hb_zip_uvw *restrict uvw" in out
+
+
+def test_check_carries_the_signature_when_asked() -> None:
+    request = Requests.validate({"operations": [{"action": "cast", "array": "u", "to": "fp16"}]})
+    answer = request.check(
+        {"u": "fp64[N]:inout", "v": "fp64[N]"},
+        kernel="k_fp64",
+        scalars=[("N", "int64"), ("alpha", "fp64")],
+    )
+    assert answer.signature == (
+        "void k_fp64(_Float16 *restrict u, const double *restrict v, int64_t N, double alpha, "
+        "void *workspace, int64_t workspace_bytes);"
+    )
+    assert "signature" not in request.check({"u": "fp64[N]:inout", "v": "fp64[N]"}).to_dict()

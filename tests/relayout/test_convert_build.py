@@ -35,8 +35,12 @@ def test_key_covers_source_compiler_and_flags() -> None:
     base = Toolchain.from_environment()
     assert library_key(SOURCE, base) == library_key(SOURCE, Toolchain.from_environment())
     assert library_key(SOURCE + " ", base) != library_key(SOURCE, base)
-    assert library_key(SOURCE, Toolchain.from_environment(cflags="-O1 -fPIC -shared")) != library_key(SOURCE, base)
-    assert library_key(SOURCE, Toolchain.from_environment(native=False)) != library_key(SOURCE, base)
+    assert library_key(
+        SOURCE, Toolchain.from_environment(cflags="-O1 -fPIC -shared")
+    ) != library_key(SOURCE, base)
+    assert library_key(SOURCE, Toolchain.from_environment(native=False)) != library_key(
+        SOURCE, base
+    )
 
 
 def test_built_once_then_found(private_cache: Path) -> None:
@@ -62,7 +66,9 @@ def test_concurrent_builders_publish_one_whole_library(private_cache: Path) -> N
     assert Path(paths[0]).stat().st_size > 0
 
 
-def test_environment_chooses_compiler_and_flags(monkeypatch: pytest.MonkeyPatch, private_cache: Path) -> None:
+def test_environment_chooses_compiler_and_flags(
+    monkeypatch: pytest.MonkeyPatch, private_cache: Path
+) -> None:
     monkeypatch.setenv("RELAYOUT_CC", "cc")
     monkeypatch.setenv("RELAYOUT_CFLAGS", "-O2 -fPIC -shared")
     monkeypatch.setenv("RELAYOUT_NATIVE", "0")
@@ -140,3 +146,41 @@ def test_sanitized_kernels_report_nothing(tmp_path: Path) -> None:
     assert "SANITIZED-OK" in result.stdout
     for alarm in ("AddressSanitizer", "runtime error", "LeakSanitizer"):
         assert alarm not in report, report[-4000:]
+
+
+PLANTED_BUG = textwrap.dedent(
+    """
+    import ctypes, numpy as np
+    from relayout.convert.build import Toolchain, load_library
+    from relayout.convert.program import SANITIZE_FLAGS
+    source = "#include <stdint.h>\\nint64_t relayout_past_end(const double *a, int64_t n) { return (int64_t)a[n]; }\\n"
+    library = load_library(source, Toolchain.from_environment(extra=SANITIZE_FLAGS))
+    values = np.ones(5)
+    library.relayout_past_end(ctypes.c_void_p(values.ctypes.data), ctypes.c_int64(5))
+    print("NOT-CAUGHT")
+    """
+)
+
+
+def test_the_sanitized_build_catches_a_planted_overrun(tmp_path: Path) -> None:
+    runtime = sanitizer_runtime()
+    if runtime is None:
+        pytest.skip("gcc has no AddressSanitizer runtime (libasan.so) on this machine")
+    environment = {
+        **os.environ,
+        "LD_PRELOAD": runtime,
+        "ASAN_OPTIONS": "detect_leaks=0",
+        "RELAYOUT_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", PLANTED_BUG],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=ROOT,
+        timeout=600,
+        check=False,
+    )
+    assert "NOT-CAUGHT" not in result.stdout
+    assert "AddressSanitizer" in result.stderr and "heap-buffer-overflow" in result.stderr

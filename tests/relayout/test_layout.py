@@ -349,7 +349,7 @@ def test_pointer_order_follows_the_manifest() -> None:
             {"S": "csr:fp64[N,N]"},
             None,
             None,
-            "operations[0] (cast): S is a sparse array",
+            "operations[0] (cast): S is a sparse array (csr); a cast of sparse values",
         ),
         (
             ops({"action": "cast", "array": "A", "to": "fp64"}),
@@ -460,7 +460,7 @@ def test_pointer_order_follows_the_manifest() -> None:
             {"S": "csr:fp64[N,N]"},
             None,
             None,
-            "operations[0] (block): S is a sparse array; it takes format, replicate and place",
+            "operations[0] (block): S is a sparse array (csr); it takes format, replicate and place",
         ),
         (
             ops(
@@ -511,14 +511,14 @@ def test_pointer_order_follows_the_manifest() -> None:
             {"S": "csr:fp64[N,N]"},
             None,
             None,
-            "operations[0] (distribute): S is a sparse array; distributing a sparse format",
+            "operations[0] (distribute): S is a sparse array (csr); distributing a sparse format",
         ),
         (
             ops({"action": "format", "array": "A", "to": "csr"}),
             SQUARE,
             None,
             None,
-            "operations[0] (format): A is not a sparse array",
+            "operations[0] (format): A is a dense array",
         ),
     ],
 )

@@ -211,3 +211,26 @@ def test_schema_is_inlined_and_validates_requests() -> None:
 
 def test_adapter_is_the_model() -> None:
     assert REQUESTS_ADAPTER.validate_python(SPEC_EXAMPLE) == Requests.validate(SPEC_EXAMPLE)
+
+
+def test_format_names_and_fields_are_the_sparse_formats() -> None:
+    from relayout.models import FORMAT_FIELDS
+    from relayout.sparse_formats import FORMATS
+    from relayout.types import SPARSE_FORMATS
+
+    assert tuple(FORMATS) == SPARSE_FORMATS
+    assert {name: tuple(fmt.params) for name, fmt in FORMATS.items() if fmt.params} == FORMAT_FIELDS
+    accepted = Requests.validate(
+        {"operations": [{"action": "format", "array": "A", "to": "bcsr", "block_size": [2, 3]}]}
+    )
+    assert (
+        accepted.to_json()
+        == '{"operations": [{"action": "format", "array": "A", "block_size": [2, 3], "to": "bcsr"}]}'
+    )
+    with pytest.raises(
+        RequestError,
+        match=r"operations\[0\] \(format\): block_size applies only to bcsr; format ell takes no other fields",
+    ):
+        Requests.validate(
+            {"operations": [{"action": "format", "array": "A", "to": "ell", "block_size": 2}]}
+        )

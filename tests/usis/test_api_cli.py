@@ -59,6 +59,8 @@ def fixture_corpus() -> Corpus:
 def corpus(monkeypatch: pytest.MonkeyPatch) -> Corpus:
     loaded = fixture_corpus()
     monkeypatch.setattr(cli, "load", lambda model=None: loaded)
+    # `usis show` reads one entry straight from a shipped file first; the fixture has none.
+    monkeypatch.setattr("usis.api.shipped_entry", lambda key: None)
     return loaded
 
 
@@ -175,11 +177,16 @@ def test_cli_stats(corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_cli_build_stage_writes_checkpoints(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from tests.usis import test_build
 
     monkeypatch.setattr("usis.build.find_pipeline", lambda model: test_build.pipeline())
+    assert cli.main(["build", "--model", "mpi", "--out", str(tmp_path)]) == 1
+    assert "mpi: sources ['fixture-source'] not fetched" in capsys.readouterr().err
+    monkeypatch.setattr(
+        "usis.build.source_paths", lambda pipeline, manifest: {"fixture-source": tmp_path}
+    )
     assert cli.main(["build", "--model", "mpi", "--stage", "classify", "--out", str(tmp_path)]) == 0
     assert sorted(p.name for p in (tmp_path / "mpi").iterdir()) == [
         "1-extract.json",
@@ -189,3 +196,16 @@ def test_cli_build_stage_writes_checkpoints(
     assert (tmp_path / "final-mpi-api.json").is_file() and (
         tmp_path / "provenance-mpi.json"
     ).is_file()
+
+
+def test_one_entry_read_from_a_shipped_file_equals_the_parsed_file() -> None:
+    from usis.api import read_shipped, shipped_entry, shipped_models
+
+    if not shipped_models():
+        pytest.skip("no shipped corpus yet")
+    model = shipped_models()[0]
+    entries = read_shipped(f"final-{model}-api.json")["entries"]
+    for key in list(entries)[:: max(1, len(entries) // 300)]:
+        assert shipped_entry(key) == entries[key], key
+    assert shipped_entry(f"{model}:no_such_function") is None
+    assert shipped_entry("upc:upc_barrier") is None

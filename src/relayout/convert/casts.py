@@ -4,7 +4,9 @@ These are the fast paths of a cast with no layout change (and the benchmark's co
 loop vectorises (the routines of ccode.py are branch-free integer code). fp16 takes the same
 round-to-odd route as bf16 and fp8 rather than F16C's vcvtps2ph: GCC 12 at -O3 folds the round-to-odd
 step away when its result feeds that intrinsic (a double rounding the tests caught), and the
-vectorised integer route already runs at the copy bound.
+vectorised integer route already runs at the copy bound. Loops are scheduled dynamically in chunks
+of 32768 elements (the copy in 256 KiB pieces): on a shared machine a thread that loses its core
+hands its chunks to the others instead of holding up the whole loop.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def _narrow_kernel(source: str, target: str) -> str:
     src_type = precision(source).c_type
     dst_type = precision(target).storage_c_type
     generic = f"""\
-    #pragma omp parallel for simd schedule(static)
+    #pragma omp parallel for simd schedule(dynamic, 32768)
     for (int64_t i = 0; i < n; ++i) dst[i] = {narrow_expression(source, target, "src[i]")};"""
     body = generic
 
@@ -65,7 +67,7 @@ def _widen_kernel(source: str, target: str) -> str:
     dst_type = precision(target).c_type
     return f"""
 void relayout_widen_{source}_to_{target}(const {src_type} *restrict src, {dst_type} *restrict dst, int64_t n) {{
-    #pragma omp parallel for simd schedule(static)
+    #pragma omp parallel for simd schedule(dynamic, 32768)
     for (int64_t i = 0; i < n; ++i) dst[i] = {widen_expression(source, target, "src[i]")};
 }}
 """
@@ -73,13 +75,13 @@ void relayout_widen_{source}_to_{target}(const {src_type} *restrict src, {dst_ty
 
 COPY_KERNEL = """
 void relayout_copy_bytes(const uint8_t *restrict src, uint8_t *restrict dst, int64_t n) {
-    #pragma omp parallel
-    {
-        int64_t threads = omp_get_num_threads(), me = omp_get_thread_num();
-        int64_t chunk = (n / threads + 63) & ~(int64_t)63;
-        int64_t start = me * chunk < n ? me * chunk : n;
-        int64_t stop = start + chunk < n ? start + chunk : n;
-        if (stop > start) memcpy(dst + start, src + start, (size_t)(stop - start));
+    const int64_t piece = (int64_t)1 << 18;
+    const int64_t pieces = (n + piece - 1) / piece;
+    #pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t k = 0; k < pieces; ++k) {
+        const int64_t start = k * piece;
+        const int64_t length = n - start < piece ? n - start : piece;
+        memcpy(dst + start, src + start, (size_t)length);
     }
 }
 """

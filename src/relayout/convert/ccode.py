@@ -114,7 +114,7 @@ RELAYOUT_INLINE float relayout_bits_as_float(uint32_t bits) {
 #endif
 }
 /* float32 bits of x rounded to odd: exact for the narrow types, which keep >= 2 fewer bits.
-   Compared as integers: GCC 12's AVX-512 vectoriser miscompiles the floating compare form. */
+   The doubles are compared through their bits, which stays branch-free and vectorises. */
 RELAYOUT_INLINE uint32_t relayout_f64_to_f32_odd(double x) {
     float nearest = (float)x;
     uint64_t x_bits = relayout_double_bits(x);

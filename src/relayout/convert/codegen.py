@@ -158,7 +158,6 @@ def _cell_block(
         flat = f"({flat}) * ({bound}) + j{d}" if d else f"j{d}"
     in_bounds = " && ".join(checks) or "1"
     k = source_index[cell.array]
-    src_type = source.c_storage
     if source.lanes == 2 and cell.component is not None:
         lanes = [(f"2 * flat + {cell.component}", 0)]
     elif source.lanes == 2:
@@ -217,10 +216,7 @@ def _single_cell_in(
         checks.append(f"j{d} >= 0 && j{d} < ({bound})")
         flat = f"({flat}) * ({bound}) + j{d}" if d else f"j{d}"
     k = source_index[cell.array]
-    if source.lanes == 2:
-        lane = f"2 * flat + {cell.component or 0}"
-    else:
-        lane = "flat"
+    lane = f"2 * flat + {cell.component or 0}" if source.lanes == 2 else "flat"
     target = slot.scalar
     value = scalar_convert(source, target, f"src{k}[{lane}]")
     index_text = "\n            ".join(lines)
@@ -259,9 +255,7 @@ def _body(
             if c.member == slot.member and (direction == "in" or c.array in writable)
         ]
         if direction == "in" and len(cells) == 1 and slot.scalar.lanes == 1:
-            blocks.append(
-                _single_cell_in(layout, slot, cells[0], names, source_index, itemsize)
-            )
+            blocks.append(_single_cell_in(layout, slot, cells[0], names, source_index, itemsize))
             continue
         parts = [
             _cell_block(layout, pointer, slot, cell, names, source_index, direction, itemsize)
@@ -275,7 +269,9 @@ def _body(
             if direction == "in"
             else ""
         )
-        blocks.append("        {\n            int done = 0;\n" + "\n".join(parts) + dead + "\n        }")
+        blocks.append(
+            "        {\n            int done = 0;\n" + "\n".join(parts) + dead + "\n        }"
+        )
     return "\n".join(blocks)
 
 
@@ -343,7 +339,7 @@ int64_t {function}(void *const *arrays, {buffer_qualifier}void *buffer, const in
     if count == 1:
         return (
             header
-            + f"""    #pragma omp parallel for reduction(+:errors) schedule(static)
+            + f"""    #pragma omp parallel for reduction(+:errors) schedule(dynamic, 8)
     for (int64_t {digits[0]} = 0; {digits[0]} < extent0; ++{digits[0]}) {{
         const int64_t position = {digits[0]};
 {body}
@@ -367,7 +363,7 @@ int64_t {function}(void *const *arrays, {buffer_qualifier}void *buffer, const in
     const int64_t tiles_b = (extent{b} + {TILE_INNER - 1}) / {TILE_INNER};
     const int64_t outer_count = {outer_extents};
     const int64_t steps = outer_count * tiles_a * tiles_b;
-    #pragma omp parallel for reduction(+:errors) schedule(static)
+    #pragma omp parallel for reduction(+:errors) schedule(dynamic, 8)
     for (int64_t step = 0; step < steps; ++step) {{
         const int64_t tile_b = step % tiles_b;
         const int64_t tile_a = (step / tiles_b) % tiles_a;
@@ -563,9 +559,7 @@ def permutation_kernel(
     for k, (_, extent) in enumerate(pointer.digits):
         lines.append(f"const int64_t extent{k} = {extent.to_c(names)};")
         lines.append(f"const int64_t stride{k} = array_stride{dims_of_digits[k]};")
-    checks = " || ".join(
-        f"extent{k} != array_extent{dims_of_digits[k]}" for k in range(count)
-    )
+    checks = " || ".join(f"extent{k} != array_extent{dims_of_digits[k]}" for k in range(count))
     total = " * ".join(f"extent{k}" for k in range(count))
     array_type, buffer_type = source.c_storage, stored.c_storage
     if direction == "in":
@@ -646,7 +640,7 @@ int64_t {function}(void *const *arrays, {"" if direction == "in" else "const "}v
     const int64_t tiles_b = (extent{b} + {TILE_OUTER - 1}) / {TILE_OUTER};
     const int64_t outer_count = {outer_extents};
     const int64_t steps = outer_count * tiles_a * tiles_b;
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(dynamic, 8)
     for (int64_t step = 0; step < steps; ++step) {{
         const int64_t tile_b = step % tiles_b;
         const int64_t tile_a = (step / tiles_b) % tiles_a;

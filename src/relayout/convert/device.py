@@ -1,8 +1,9 @@
 """The device target: the same generated kernels as CUDA, compiled by cupy.RawModule and run on a GPU.
 
-bf16 and fp8 ride in unsigned buffers (uint16 / uint8 cupy arrays viewed as the ml_dtypes type on the
-way back to numpy). convert_in takes numpy or cupy arrays and returns cupy buffers; convert_out
-takes the cupy buffers and writes numpy (or cupy) outputs.
+bf16 and fp8 ride in unsigned buffers (uint16 / uint8 cupy arrays, viewed as the ml_dtypes type on
+the way back to numpy by to_host), a struct in raw bytes with a trailing axis of its itemsize.
+convert_in takes the numpy problem arrays and returns cupy buffers; convert_out takes the cupy
+buffers and writes numpy (or cupy) outputs. The timings include the host-device copies.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ MAX_BLOCKS = 65535
 def import_cupy() -> Any:
     """cupy, or a RuntimeError saying why the device target cannot run here."""
     try:
-        import cupy  # type: ignore[import-not-found]
+        import cupy
     except ImportError as error:
         raise RuntimeError(
             'target="device" needs cupy (pip install "hb[gpu]", i.e. cupy-cuda12x) and a CUDA '
@@ -41,12 +42,18 @@ def import_cupy() -> Any:
 
 
 def storage_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
-    """The dtype a device buffer is allocated with: unsigned bits for ml_dtypes types."""
-    if dtype.kind == "V" and dtype.fields is None:
-        return np.dtype(f"uint{dtype.itemsize * 8}")
-    if dtype.fields is None and dtype.type.__module__.startswith("ml_dtypes"):
+    """The dtype a device array is allocated with: unsigned bits for ml_dtypes types (which numpy
+    reports as kind V), raw bytes for a struct."""
+    if dtype.fields is not None:
+        return np.dtype(np.uint8)
+    if dtype.kind == "V":
         return np.dtype(f"uint{dtype.itemsize * 8}")
     return dtype
+
+
+def device_shape(shape: tuple[int, ...], dtype: np.dtype[Any]) -> tuple[int, ...]:
+    """A struct buffer carries its bytes on a trailing axis."""
+    return (*shape, dtype.itemsize) if dtype.fields is not None else shape
 
 
 class DeviceProgram(ConversionProgram):
@@ -65,9 +72,19 @@ class DeviceProgram(ConversionProgram):
         if isinstance(array, cp.ndarray):
             return array
         host = np.ascontiguousarray(array)
-        return cp.asarray(host.view(storage_dtype(host.dtype)))
+        raw = host.view(storage_dtype(host.dtype))
+        return cp.asarray(raw.reshape(device_shape(host.shape, host.dtype)))
 
-    def _launch(self, kernel_name: str, pointer: str, direction: str, arrays: list[Any], buffer: Any, symbols: Any, total: int) -> None:
+    def _launch(
+        self,
+        kernel_name: str,
+        pointer: str,
+        direction: str,
+        arrays: list[Any],
+        buffer: Any,
+        symbols: Any,
+        total: int,
+    ) -> None:
         cp = self.cupy
         pointers = cp.asarray(np.array([a.data.ptr for a in arrays] or [0], dtype=np.uint64))
         errors = cp.zeros(1, dtype=cp.uint64)
@@ -92,9 +109,12 @@ class DeviceProgram(ConversionProgram):
         for pointer in self.pointers:
             shape = self.buffer_shape(pointer, sizes)
             dtype = buffer_dtype(pointer.element)
-            buffer = self._reusable(reuse, pointer, shape, storage_dtype(dtype))
+            on_device = device_shape(shape, dtype)
+            buffer = self._reusable(reuse, pointer, on_device, storage_dtype(dtype))
             if buffer is None:
-                buffer = cp.empty(shape, dtype=storage_dtype(dtype))
+                # A struct's padding bytes are never written by the kernel: start them at zero.
+                allocate = cp.zeros if dtype.fields is not None else cp.empty
+                buffer = allocate(on_device, dtype=storage_dtype(dtype))
             kernel = self.kernel_of[(pointer.name, "in")]
             total = int(np.prod(shape, dtype=np.int64))
             sources = [device_arrays[s] for s in kernel.sources]
@@ -121,7 +141,7 @@ class DeviceProgram(ConversionProgram):
                 else:
                     targets.append(cp.empty(shape, dtype=storage_dtype(spec.element.numpy_dtype)))
             buffer = self._device_array(buffers[pointer.name])
-            total = int(np.prod(buffer.shape, dtype=np.int64))
+            total = int(np.prod(self.buffer_shape(pointer, sizes), dtype=np.int64))
             self._launch(kernel.name, pointer.name, "out", targets, buffer, symbols, total)
             for s, device_target in zip(kernel.sources, targets, strict=True):
                 if s in outputs and not isinstance(outputs[s], cp.ndarray):
@@ -131,5 +151,9 @@ class DeviceProgram(ConversionProgram):
 
 
 def to_host(buffer: Any, dtype: np.dtype[Any]) -> npt.NDArray[Any]:
-    """A device buffer copied to numpy and viewed as the kernel dtype (ml_dtypes for bf16/fp8)."""
-    return np.asarray(buffer.get()).view(dtype)
+    """A device buffer copied to numpy and viewed as the kernel dtype (ml_dtypes for bf16/fp8, the
+    aligned struct for a mixed zip)."""
+    host = np.ascontiguousarray(buffer.get())
+    if dtype.fields is not None:
+        return host.view(dtype).reshape(host.shape[:-1])
+    return host.view(dtype)

@@ -20,9 +20,16 @@ class Group:
     """The zip / unzip kernels of a request over its arrays (every pointer, regrouped or not)."""
 
     def __init__(
-        self, requests: Requests | Any, arrays: Mapping[str, Any], *, target: str = "host", **options: Any
+        self,
+        requests: Requests | Any,
+        arrays: Mapping[str, Any],
+        *,
+        target: str = "host",
+        **options: Any,
     ) -> None:
-        self.program: ConversionProgram = compile_program(requests, arrays, target=target, **options)
+        self.program: ConversionProgram = compile_program(
+            requests, arrays, target=target, **options
+        )
 
     @property
     def regrouped(self) -> tuple[str, ...]:

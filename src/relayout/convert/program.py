@@ -173,9 +173,13 @@ class ConversionProgram:
         for name, array in outputs.items():
             spec = self.layout.arrays.get(name)
             if spec is None:
-                raise ValueError(f"outputs: {name!r} is not one of the arrays {list(self.layout.arrays)}")
+                raise ValueError(
+                    f"outputs: {name!r} is not one of the arrays {list(self.layout.arrays)}"
+                )
             if spec.intent == "in":
-                raise ValueError(f"outputs: {name!r} has intent in; only out/inout arrays are written")
+                raise ValueError(
+                    f"outputs: {name!r} has intent in; only out/inout arrays are written"
+                )
             _check_array(name, spec, array, sizes, "outputs")
         start = time.perf_counter_ns()
         self._run_out(buffers, outputs, sizes)
@@ -210,9 +214,7 @@ class ConversionProgram:
 class HostProgram(ConversionProgram):
     """Kernels compiled with the host C compiler and OpenMP, loaded with ctypes."""
 
-    def __init__(
-        self, requests: Requests, layout: NodeLayout, toolchain: Toolchain | None
-    ) -> None:
+    def __init__(self, requests: Requests, layout: NodeLayout, toolchain: Toolchain | None) -> None:
         super().__init__(requests, layout, "host", toolchain)
         self.library = load_library(self.source, toolchain)
         for kernel in self.kernels:

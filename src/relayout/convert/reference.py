@@ -86,12 +86,17 @@ def block(p: RefPointer, digit: str, factor: int, into: Sequence[str]) -> RefPoi
     digits = (*p.digits[:axis], *into, *p.digits[axis + 1 :])
     cuts = {**p.cuts, (into[0], into[1]): extent}
     return replace(
-        p, digits=digits, origins=_map_origins(p, cut), cuts=cuts,
+        p,
+        digits=digits,
+        origins=_map_origins(p, cut),
+        cuts=cuts,
         dims=_replace_in_dims(p.dims, [digit], into),
     )
 
 
-def _merge(p: RefPointer, digits: Sequence[str], into: str, positions: npt.NDArray[np.int64]) -> RefPointer:
+def _merge(
+    p: RefPointer, digits: Sequence[str], into: str, positions: npt.NDArray[np.int64]
+) -> RefPointer:
     """Merge two adjacent digits; merged cell x takes the flat (outer, inner) cell positions[x]."""
     axis = p.axis(digits[0])
 
@@ -103,7 +108,10 @@ def _merge(p: RefPointer, digits: Sequence[str], into: str, positions: npt.NDArr
     new_digits = (*p.digits[:axis], into, *p.digits[axis + 2 :])
     cuts = {k: v for k, v in p.cuts.items() if k != tuple(digits)}
     return replace(
-        p, digits=new_digits, origins=_map_origins(p, merge), cuts=cuts,
+        p,
+        digits=new_digits,
+        origins=_map_origins(p, merge),
+        cuts=cuts,
         dims=_replace_in_dims(p.dims, digits, [into]),
     )
 
@@ -138,7 +146,10 @@ def split(p: RefPointer, digit: str, parts: int, into: Sequence[str]) -> RefPoin
     digits = (*p.digits[:axis], *into, *p.digits[axis + 1 :])
     cuts = {**p.cuts, (into[0], into[1]): extent}
     return replace(
-        p, digits=digits, origins=_map_origins(p, cut), cuts=cuts,
+        p,
+        digits=digits,
+        origins=_map_origins(p, cut),
+        cuts=cuts,
         dims=_replace_in_dims(p.dims, [digit], into),
     )
 
@@ -182,7 +193,9 @@ def _gather(
     return _map_origins(p, lambda o: np.where(inside, o[index], DEAD))
 
 
-def shuffle(p: RefPointer, digits: Sequence[str], f_inv: Sequence[str | int], env: Mapping[str, int]) -> RefPointer:
+def shuffle(
+    p: RefPointer, digits: Sequence[str], f_inv: Sequence[str | int], env: Mapping[str, int]
+) -> RefPointer:
     shape = p.origins[next(iter(p.origins))].shape
     grid = np.indices(shape, dtype=np.int64)
     bound = {**env, **{name: grid[axis] for axis, name in enumerate(p.digits)}}
@@ -215,7 +228,7 @@ def linear_shuffle(
 ) -> RefPointer:
     shape = p.origins[next(iter(p.origins))].shape
     grid = np.indices(shape, dtype=np.int64)
-    stored_bits = []
+    stored_bits: list[npt.NDArray[np.int64]] = []
     for name, width in zip(digits, bits, strict=True):
         values = grid[p.axis(name)]
         stored_bits.extend((values >> (width - 1 - w)) & 1 for w in range(width))
@@ -244,7 +257,9 @@ def initial(name: str, number: int, spec: ArraySpec, sizes: Mapping[str, int]) -
 class ReferenceEngine:
     """A request over arrays at given sizes, run with numpy: the buffers it implies, both ways."""
 
-    def __init__(self, requests: Requests | Any, arrays: Mapping[str, Any], sizes: Mapping[str, int]):
+    def __init__(
+        self, requests: Requests | Any, arrays: Mapping[str, Any], sizes: Mapping[str, int]
+    ):
         self.requests = Requests.validate(requests)
         self.specs = parse_arrays(arrays)
         self.sizes = {k: int(v) for k, v in sizes.items()}
@@ -268,7 +283,9 @@ class ReferenceEngine:
             p = replace(p, element=op.to)
         elif action == "permute":
             axes = [p.axis(name) for name in op.order]
-            p = replace(p, digits=tuple(op.order), origins=_map_origins(p, lambda o: np.transpose(o, axes)))
+            p = replace(
+                p, digits=tuple(op.order), origins=_map_origins(p, lambda o: np.transpose(o, axes))
+            )
         elif action == "block":
             p = block(p, op.digit, _value(op.factor, env), op.into)
         elif action == "unblock":
@@ -298,13 +315,19 @@ class ReferenceEngine:
             stacked = np.stack([f.origins[None] for f in fields], axis=dim)
             digits = tuple(f"i{k}" for k in range(n + 1))
             zipped = RefPointer(
-                op.into, elements[0], digits, tuple((d,) for d in digits), {None: stacked},
+                op.into,
+                elements[0],
+                digits,
+                tuple((d,) for d in digits),
+                {None: stacked},
                 stacked_dim=dim,
             )
         else:
             members = tuple((f.name, str(f.element)) for f in fields)
             zipped = replace(
-                fields[0], name=op.into, element=members,
+                fields[0],
+                name=op.into,
+                element=members,
                 origins={f.name: f.origins[None] for f in fields},
             )
         result: list[RefPointer] = []
@@ -323,10 +346,16 @@ class ReferenceEngine:
             digit = p.dims[dim][0]
             axis = p.axis(digit)
             for k, name in enumerate(op.into):
-                stacked = None if p.stacked_dim is None or p.stacked_dim == dim else p.stacked_dim - (p.stacked_dim > dim)
+                stacked = (
+                    None
+                    if p.stacked_dim is None or p.stacked_dim == dim
+                    else p.stacked_dim - (p.stacked_dim > dim)
+                )
                 parts.append(
                     replace(
-                        p, name=name, digits=tuple(d for d in p.digits if d != digit),
+                        p,
+                        name=name,
+                        digits=tuple(d for d in p.digits if d != digit),
                         dims=p.dims[:dim] + p.dims[dim + 1 :],
                         origins=_map_origins(p, lambda o, k=k: np.take(o, k, axis=axis)),
                         stacked_dim=stacked,
@@ -342,7 +371,12 @@ class ReferenceEngine:
             for k, name in enumerate(op.into):
                 origin = p.origins[None]
                 parts.append(
-                    replace(p, name=name, element=real, origins={None: np.where(origin >= 0, origin + k + 1, DEAD)})
+                    replace(
+                        p,
+                        name=name,
+                        element=real,
+                        origins={None: np.where(origin >= 0, origin + k + 1, DEAD)},
+                    )
                 )
         result: list[RefPointer] = []
         for q in pointers:

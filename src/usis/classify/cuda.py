@@ -497,7 +497,7 @@ def cuda_parameter(
                 ),
                 "param-copy-buffer",
             )
-        space = None
+        allocation_space: str | None = None
         if function in (
             "cudaMalloc",
             "cudaMallocAsync",
@@ -505,7 +505,7 @@ def cuda_parameter(
             "cudaFree",
             "cudaFreeAsync",
         ):
-            space = "device"
+            allocation_space = "device"
         elif function in (
             "cudaMallocHost",
             "cudaHostAlloc",
@@ -513,16 +513,16 @@ def cuda_parameter(
             "cudaHostRegister",
             "cudaHostUnregister",
         ):
-            space = "host"
+            allocation_space = "host"
         elif function in ("cudaMallocManaged",):
-            space = "unified"
-        if space is not None:
+            allocation_space = "unified"
+        if allocation_space is not None:
             return (
                 ParameterFacts(
                     "BUFFER",
                     "out" if c_type.count("*") == 2 else direction,
                     "the allocation" if c_type.count("*") == 2 else "the memory concerned",
-                    memory_space=space,
+                    memory_space=allocation_space,
                 ),
                 "param-allocation",
             )

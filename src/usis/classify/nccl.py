@@ -207,6 +207,9 @@ def parameter_facts(
         return ParameterFacts(
             "BUFFER", "in", "the buffer to register", memory_space="device", length="size"
         )
+    # The schema names ncclCommCount's 'count' as a TEAM_SIZE, not a buffer's COUNT.
+    if name in TEAM_SIZE_NAMES or (function == "ncclCommCount" and name == "count"):
+        return ParameterFacts("TEAM_SIZE", direction, "the number of ranks")
     if name in COUNT_NAMES:
         return ParameterFacts(
             "COUNT", "in", "the number of elements" if "count" in name else "the number of entries"

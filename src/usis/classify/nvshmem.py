@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -212,8 +212,9 @@ TEAM_NAMES = {
     "yaxis_team",
 }
 COUNT_NAMES = {"nelems", "nelem", "nreduce", "bytes", "count", "num_qps"}
-RANK_NAMES = {"pe", "PE_root", "src_pe", "start"}
+RANK_NAMES = {"pe", "PE_root", "src_pe", "start", "PE_start"}
 STREAM_NAMES = {"stream", "cstrm", "cstream"}
+DATA_NAMES = {"dest", "source", "src", "fetch", "sig_addr", "ivars", "ptr"}
 SCALAR_NAMES = {
     "value",
     "cond",
@@ -258,6 +259,13 @@ def parameter_facts(
     if name in COUNT_NAMES and not is_pointer(c_type):
         unit = "bytes" if operation.bytes_form or name == "bytes" else "elements"
         return ParameterFacts("COUNT", "in", f"the number of {unit}"), "param-count"
+    if name == "PE_size":
+        return ParameterFacts(
+            "TEAM_SIZE", "in", "the number of PEs of the new team"
+        ), "param-team-size"
+    if name in SCALAR_NAMES and not is_pointer(c_type):
+        # By-value operands, even when typed `{T}` (nvshmem_{T}_p's value, an atomic's cond).
+        return ParameterFacts("SCALAR", "in", None), "param-scalar"
     if name == "sig_op":
         return ParameterFacts(
             "SIG_OP", "in", "the signal update operation (set or add)"
@@ -268,96 +276,70 @@ def parameter_facts(
         ), "param-thread-level"
     if name == "name" and "char" in c_type:
         return ParameterFacts("STRING", "out", "the library name"), "param-string"
-    if (
-        is_pointer(c_type)
-        and base in ("void", "char", "int", "long", "short", "float", "double")
-        or PLACEHOLDER in c_type
-        or name in ("dest", "source", "src", "fetch", "sig_addr", "ivars", "ptr")
-    ):
-        if (
-            name
-            in (
-                "dest",
-                "source",
-                "src",
-                "fetch",
-                "sig_addr",
-                "ivars",
-                "ptr",
-                "status",
-                "indices",
-                "cmp_values",
-            )
-            or PLACEHOLDER in c_type
-        ):
-            if name in ("indices",):
-                return ParameterFacts(
-                    "INDEX_ARRAY", "out", "positions of the satisfied variables", length="nelems"
-                ), "param-index-array"
-            if name in ("cmp_values",):
-                return ParameterFacts(
-                    "SCALAR", "in", "the comparison values, one per variable", length="nelems"
-                ), "param-scalar-array"
-            if name == "status" and is_pointer(c_type):
-                return ParameterFacts(
-                    None, "in", "a mask of variables to skip", length="nelems"
-                ), "param-status-mask"
-            remote = name in REMOTE_SIDE.get(key, set())
-            collective = key in COLLECTIVE_TYPES
-            symmetric = (
-                remote
-                or collective
-                or name in ("sig_addr", "ivars")
-                or key in ALLOCATIONS
-                or key.startswith(("wait", "test", "atomic", "signal"))
-            )
-            space = (
-                "symmetric_heap"
-                if symmetric
-                else "device"
-                if device_side or operation.on_stream
-                else "device"
-            )
-            direction = {
-                "dest": "out",
-                "fetch": "out",
-                "sig_addr": "inout",
-                "source": "in",
-                "src": "in",
-                "ivars": "in",
-            }.get(name, direction)
-            if key.startswith("atomic") and name == "dest":
-                direction = "inout"
-            length: int | str | None = None
-            if key in ("put", "get", "iput", "iget", "put_signal") or collective:
-                if name in ("dest", "source", "src"):
-                    length = COUNT_PLACEHOLDER
-                if collective and key in ("fcollect", "alltoall") and name == "dest":
-                    length = "*"
-                if key == "reducescatter" and name in ("source", "src"):
-                    length = "*"
-            if name == "ivars":
+    if name == "indices":
+        return ParameterFacts(
+            "INDEX_ARRAY", "out", "positions of the satisfied variables", length=COUNT_PLACEHOLDER
+        ), "param-index-array"
+    if name == "cmp_values":
+        return ParameterFacts(
+            "SCALAR", "in", "the comparison values, one per variable", length=COUNT_PLACEHOLDER
+        ), "param-scalar-array"
+    if name == "status" and is_pointer(c_type):
+        return ParameterFacts(
+            None, "in", "a mask of variables to skip", length=COUNT_PLACEHOLDER
+        ), "param-status-mask"
+    if name in DATA_NAMES or (PLACEHOLDER in c_type and is_pointer(c_type)):
+        remote = name in REMOTE_SIDE.get(key, set())
+        collective = key in COLLECTIVE_TYPES
+        symmetric = (
+            remote
+            or collective
+            or name in ("sig_addr", "ivars")
+            or key in ALLOCATIONS
+            or key.startswith(("wait", "test", "atomic", "signal"))
+        )
+        # The local side of a transfer is GPU memory, whichever side issues it.
+        space = "symmetric_heap" if symmetric else "device"
+        direction = {
+            "dest": "out",
+            "fetch": "out",
+            "sig_addr": "inout",
+            "source": "in",
+            "src": "in",
+            "ivars": "in",
+        }.get(name, direction)
+        if key.startswith("atomic") and name == "dest":
+            direction = "inout"
+        length: int | str | None = None
+        if key in ("put", "get", "iput", "iget", "put_signal") or collective:
+            if name in ("dest", "source", "src"):
                 length = COUNT_PLACEHOLDER
-            role = {
-                "dest": "the destination data object",
-                "source": "the source data object",
-                "src": "the source data object",
-                "fetch": "where the prior value is returned",
-                "sig_addr": "the symmetric signal word",
-                "ivars": "the symmetric variables tested",
-                "ptr": "the symmetric allocation",
-            }.get(name, "a data object")
-            return (
-                ParameterFacts(
-                    "BUFFER",
-                    direction,
-                    role,
-                    memory_space=space,
-                    length=length,
-                    asynchronous=operation.nbi or operation.on_stream,
-                ),
-                "param-buffer",
-            )
+            if collective and key in ("fcollect", "alltoall") and name == "dest":
+                length = "*"
+            if key == "reducescatter" and name in ("source", "src"):
+                length = "*"
+        if name == "ivars":
+            length = COUNT_PLACEHOLDER
+        role = {
+            "dest": "the destination data object",
+            "source": "the source data object",
+            "src": "the source data object",
+            "fetch": "where the prior value is returned",
+            "sig_addr": "the symmetric signal word",
+            "ivars": "the symmetric variables tested",
+            "ptr": "the symmetric allocation",
+        }.get(name, "a data object")
+        return (
+            ParameterFacts(
+                "BUFFER",
+                direction,
+                role,
+                memory_space=space,
+                length=length,
+                asynchronous=operation.nbi or operation.on_stream,
+            ),
+            "param-buffer",
+        )
     if name in SCALAR_NAMES or name == "cmp":
         kind = None if name == "cmp" else "SCALAR"
         return ParameterFacts(
@@ -554,7 +536,7 @@ def generalize(spelled: str, c_type: str) -> str:
     return f"{match.group(1)}{PLACEHOLDER}{match.group(3)}"
 
 
-def generic_template(members: list[Mapping[str, Any]]) -> tuple[str, list[str]] | None:
+def generic_template(members: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]] | None:
     """(return type, parameter types) with `{T}` where the members differ only by their type,
     or None when they differ in anything else."""
     positions = [[m["return_type"], *[p["type"] for p in m["parameters"]]] for m in members]
@@ -598,7 +580,10 @@ def group_records(
         template = generic_template(members) if len(members) > 1 else None
         # Sized routines (put8 ... put128) stay concrete, as in the OpenSHMEM corpus: their
         # element is a bit width, which the reference grammar's `type:` cannot spell as `{T}`.
-        if len(members) > 1 and template is not None and families_seen[family] == 0:
+        generic = template is not None and any(
+            PLACEHOLDER in spelled for spelled in (template[0], *template[1])
+        )
+        if len(members) > 1 and generic and families_seen[family] == 0:
             families_seen[family] += 1
             out.append((family, members, template))
         else:
@@ -787,7 +772,7 @@ def build(
     return entry, notes, formal, family
 
 
-def sorted_types(members: list[Mapping[str, Any]]) -> list[str]:
+def sorted_types(members: Sequence[Mapping[str, Any]]) -> list[str]:
     return [m["family_type"] for m in members]
 
 

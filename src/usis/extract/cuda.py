@@ -471,7 +471,7 @@ class Preprocessor:
                 raise HeaderParseError(f"{where}: #if expression not understood: {expression!r}")
         text = "".join(pieces)
         try:
-            return bool(eval(text, {"__builtins__": {}}, {}))  # noqa: S307 - digits and operators only
+            return bool(eval(text, {"__builtins__": {}}, {}))
         except SyntaxError as error:
             raise HeaderParseError(
                 f"{where}: #if expression not understood: {expression!r}"
@@ -658,6 +658,19 @@ def parse_parameter(tokens: list[Token], where: str) -> CParameter:
     return CParameter(type=c_type, name=name, array=array, default=default)
 
 
+# Attribute-like words whose parenthesized argument is dropped (noting a deprecation in it).
+ATTRIBUTE_WORDS = frozenset(
+    {
+        "__attribute__",
+        "__declspec",
+        "__DEPRECATED__",
+        "__CDPRT_DEPRECATED",
+        "__launch_bounds__",
+        "alignas",
+    }
+)
+
+
 def parse_prototype(statement: Statement, markers: frozenset[str]) -> CPrototype | None:
     """The function a statement declares or defines, or None for anything else."""
     where = f"{statement.file}:{statement.line}"
@@ -669,20 +682,14 @@ def parse_prototype(statement: Statement, markers: frozenset[str]) -> CPrototype
     while index < len(tokens):
         token = tokens[index]
         text = token.text
-        if text in (
-            "__attribute__",
-            "__declspec",
-            "__DEPRECATED__",
-            "__CDPRT_DEPRECATED",
-            "__launch_bounds__",
-            "alignas",
-        ):
-            if index + 1 < len(tokens) and tokens[index + 1].text == "(":
-                arguments, after = split_arguments(tokens, index + 1, where)
-                if "deprecated" in render(sum(arguments, [])) or "DEPRECATED" in text:
-                    deprecated = True
-                index = after
-                continue
+        followed_by_call = index + 1 < len(tokens) and tokens[index + 1].text == "("
+        if text in ATTRIBUTE_WORDS and followed_by_call:
+            arguments, after = split_arguments(tokens, index + 1, where)
+            inside = [item for argument in arguments for item in argument]
+            if "deprecated" in render(inside) or "DEPRECATED" in text:
+                deprecated = True
+            index = after
+            continue
         if text in markers:
             found.append(text)
             if "DEPRECATED" in text:
@@ -701,8 +708,7 @@ def parse_prototype(statement: Statement, markers: frozenset[str]) -> CPrototype
         "class",
         "static_assert",
     ):
-        if not (kept and kept[0].text in ("struct", "enum") and False):
-            return None
+        return None
     # Leading storage classes and inline specifiers say nothing about the C signature.
     while kept and kept[0].text in (
         "extern",
@@ -728,7 +734,12 @@ def parse_prototype(statement: Statement, markers: frozenset[str]) -> CPrototype
     if not head or any(t.text in ("(", ")", "=", "operator", "::", "<", ">") for t in head):
         return None
     parameters: list[CParameter] = []
-    groups = balanced_groups(sum(([*a, Token("punct", ",", 0)] for a in arguments), [])[:-1])
+    joined: list[Token] = []
+    for position, argument in enumerate(arguments):
+        if position:
+            joined.append(Token("punct", ",", 0))
+        joined.extend(argument)
+    groups = balanced_groups(joined)
     if not (len(groups) == 1 and [t.text for t in groups[0]] in ([], ["void"])):
         for position, group in enumerate(groups):
             parameters.append(

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from usis.extract.cuda import (
-    HeaderParseError,
     Preprocessor,
     find_include_dir,
     pinned_sources,

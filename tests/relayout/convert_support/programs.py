@@ -33,7 +33,9 @@ SPECIAL_VALUES = np.array(
 )
 
 
-def random_inputs(arrays: Mapping[str, str], sizes: Mapping[str, int], seed: int) -> dict[str, np.ndarray]:
+def random_inputs(
+    arrays: Mapping[str, str], sizes: Mapping[str, int], seed: int
+) -> dict[str, np.ndarray]:
     """Values for every array: scaled normals with the rounding-hard specials mixed in."""
     rng = np.random.default_rng(seed)
     inputs = {}
@@ -84,8 +86,8 @@ def compare_with_reference(
         assert got.dtype == want.dtype, (name, got.dtype, want.dtype)
         assert got.ctypes.data % 64 == 0 or got.size == 0
         if got.tobytes() != want.tobytes():
-            raw_got = got.view(np.uint8).reshape(got.shape + (-1,))
-            raw_want = want.view(np.uint8).reshape(want.shape + (-1,))
+            raw_got = got.view(np.uint8).reshape((*got.shape, -1))
+            raw_want = want.view(np.uint8).reshape((*want.shape, -1))
             bad = np.argwhere((raw_got != raw_want).any(axis=-1))[:5]
             raise AssertionError(
                 f"{name}: kernel and reference differ at {bad.tolist()}: "

@@ -1,0 +1,321 @@
+"""The shipped CUDA runtime corpus (counts, hand-checked entries, provenance, agreement with the
+header when it is cached) and the C header reader the three NVIDIA extracts share."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from usis.classify import cuda as classify_cuda
+from usis.extract import cuda as extract_cuda
+from usis.extract.cuda import HeaderParseError, Preprocessor, read_prototypes, render_signature
+
+
+@cache
+def shipped(kind: str) -> dict[str, Any]:
+    name = "final-cuda-api.json" if kind == "final" else "provenance-cuda.json"
+    return json.loads(resources.files("usis.corpus").joinpath(name).read_text(encoding="utf-8"))
+
+
+def entries() -> dict[str, Any]:
+    return shipped("final")["entries"]
+
+
+def cached_source(name: str) -> Path | None:
+    """The unpacked wheel from the usis cache, or None when it has not been fetched."""
+    from usis.sources.fetch import available_path
+    from usis.sources.manifest import load_manifest
+
+    return available_path(load_manifest()[name])
+
+
+def pointer_value(entry: Any, pointer: str) -> Any:
+    for part in pointer.strip("/").split("/"):
+        entry = entry[int(part)] if isinstance(entry, list) else entry[part]
+    return entry
+
+
+# ---------------------------------------------------------------------------------------------
+# The header reader, on small headers written here
+
+
+def read(tmp_path: Path, text: str, **options: Any) -> list[dict[str, Any]]:
+    (tmp_path / "api.h").write_text(text)
+    preprocessor = Preprocessor(
+        include_root=tmp_path,
+        defines=options.get("defines", {}),
+        protected=options.get("protected", ()),
+        emit=["api.h", *options.get("emit", [])],
+    )
+    return [
+        p.as_dict()
+        for p in read_prototypes(
+            preprocessor,
+            "api.h",
+            markers=options.get("markers", ()),
+            name_pattern=options.get("pattern", r"\w+"),
+        )
+    ]
+
+
+def test_function_like_macros_with_token_pasting_generate_one_prototype_per_type(
+    tmp_path: Path,
+) -> None:
+    header = """
+    #define REPT(FN) FN(int, int) FN(longlong, long long) FN(uint64, uint64_t)
+    #define DECL_PUT(NAME, TYPE) \\
+        void lib_##NAME##_put(TYPE *dest, const TYPE *source, size_t nelems, int pe);
+    REPT(DECL_PUT)
+    #undef DECL_PUT
+    """
+    found = {p["name"]: render_signature(p) for p in read(tmp_path, header)}
+    assert found == {
+        "lib_int_put": "void lib_int_put(int *dest, const int *source, size_t nelems, int pe)",
+        "lib_longlong_put": "void lib_longlong_put(long long *dest, const long long *source, size_t nelems, int pe)",
+        "lib_uint64_put": "void lib_uint64_put(uint64_t *dest, const uint64_t *source, size_t nelems, int pe)",
+    }
+
+
+def test_conditionals_follow_the_defines_and_markers_are_kept(tmp_path: Path) -> None:
+    header = """
+    #if defined(DEVICE_PASS) && ARCH >= 700
+    #define PREFIX __device__
+    #else
+    #define PREFIX
+    #endif
+    PREFIX int lib_rank(void);
+    #ifdef NEVER
+    int lib_hidden(void);
+    #endif
+    """
+    host = read(tmp_path, header, markers=["__device__"])
+    device = read(
+        tmp_path, header, defines={"DEVICE_PASS": "1", "ARCH": "900"}, markers=["__device__"]
+    )
+    assert [(p["name"], p["markers"]) for p in host] == [("lib_rank", [])]
+    assert [(p["name"], p["markers"]) for p in device] == [("lib_rank", ["__device__"])]
+
+
+def test_default_arguments_deprecation_and_function_bodies(tmp_path: Path) -> None:
+    header = """
+    #define __dv(v) = v
+    extern __host__ cudaError_t CUDARTAPI cudaThing(int *value, cudaStream_t stream __dv(0));
+    extern __CUDA_DEPRECATED __host__ cudaError_t CUDARTAPI cudaOld(void);
+    static inline int cudaInline(int x) { if (x) { return 1; } return 0; }
+    typedef struct { int a; } cudaNotAFunction;
+    """
+    found = {
+        p["name"]: p
+        for p in read(
+            tmp_path,
+            header,
+            protected=["__dv", "__host__", "CUDARTAPI", "__CUDA_DEPRECATED"],
+            markers=["__host__", "CUDARTAPI", "__CUDA_DEPRECATED"],
+        )
+    }
+    assert set(found) == {"cudaThing", "cudaOld", "cudaInline"}
+    assert found["cudaThing"]["parameters"][1] == {
+        "type": "cudaStream_t",
+        "name": "stream",
+        "array": False,
+        "default": "0",
+    }
+    assert found["cudaOld"]["deprecated"] and not found["cudaThing"]["deprecated"]
+    assert found["cudaInline"]["has_body"]
+
+
+def test_an_unterminated_conditional_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    with pytest.raises(HeaderParseError, match=r"api\.h: unterminated #if"):
+        read(tmp_path, "#if 1\nint f(void);\n")
+
+
+def test_doc_comments_attach_their_return_codes_and_notes() -> None:
+    text = "\n".join(
+        [
+            "/**",
+            " * \\brief Copies.",
+            " * \\return",
+            " * ::cudaSuccess,",
+            " * ::cudaErrorInvalidValue",
+            " * \\note_sync",
+            " */",
+            "extern cudaError_t cudaCopy(void);",
+        ]
+    )
+    prototype = extract_cuda.CPrototype("cudaCopy", "cudaError_t", (), (), False, "h", 8, False)
+    facts = extract_cuda.attach_docs([prototype], extract_cuda.doc_blocks(text))["cudaCopy"]
+    assert facts.returns == ("cudaSuccess", "cudaErrorInvalidValue")
+    assert facts.notes == ("note_sync",)
+
+
+# ---------------------------------------------------------------------------------------------
+# The shipped corpus
+
+
+def test_every_function_of_the_runtime_header_is_an_entry() -> None:
+    assert len(entries()) >= 300
+    assert all(key.startswith("cuda:cuda") for key in entries())
+    assert shipped("final")["sources"][0][0] == "nvidia-cuda-runtime-cu12"
+
+
+def test_launch_is_cpu_or_cpu_plus_gpu_and_gpu_scope_goes_with_the_device_runtime() -> None:
+    for key, entry in entries().items():
+        execution = entry["execution"]
+        assert execution["launch"] in ("cpu", "cpu+gpu"), key
+        assert (execution["gpu_scope"] == "thread") == (execution["launch"] == "cpu+gpu"), key
+    device_runtime = [k for k, e in entries().items() if e["execution"]["launch"] == "cpu+gpu"]
+    assert {"cuda:cudaMalloc", "cuda:cudaMemcpyAsync", "cuda:cudaDeviceSynchronize"} <= set(
+        device_runtime
+    )
+
+
+def test_device_and_stream_parameters_have_their_kinds() -> None:
+    kinds = {
+        (key, p["name"]): p["kind"] for key, entry in entries().items() for p in entry["parameters"]
+    }
+    assert kinds[("cuda:cudaSetDevice", "device")] == "DEVICE"
+    assert kinds[("cuda:cudaDeviceCanAccessPeer", "peerDevice")] == "DEVICE"
+    assert kinds[("cuda:cudaStreamSynchronize", "stream")] == "STREAM"
+    assert kinds[("cuda:cudaStreamCreate", "pStream")] == "STREAM"
+    streams = [k for k in kinds if k[1] == "stream" and "cudaStream" not in k[0]]
+    assert streams and all(kinds[k] == "STREAM" for k in streams)
+
+
+def test_stream_ordered_calls_do_not_block_and_copies_follow_the_documented_rules() -> None:
+    for key, entry in entries().items():
+        execution = entry["execution"]
+        if execution["completion"] == "stream_ordered":
+            assert execution["blocking"] is False, key
+            assert execution["runs_on"] == "gpu", key
+        if key.startswith("cuda:cudaMemcpy") and not key.endswith("Async"):
+            assert execution["blocking"] is True, key
+
+
+# Hand-checked against the CUDA Runtime API reference 12.9: pointer -> value.
+GOLDEN: dict[str, dict[str, Any]] = {
+    "cuda:cudaMalloc": {
+        "/bindings/c/signature": "cudaError_t cudaMalloc(void **devPtr, size_t size)",
+        "/execution/blocking": True,
+        "/execution/launch": "cpu+gpu",
+        "/execution/runs_on": "cpu",
+        "/parameters/0/kind": "BUFFER",
+        "/parameters/0/direction": "out",
+        "/parameters/0/memory_space": "device",
+        "/return/kind": "ERROR_CODE",
+        "/return/possible_errors": ["cudaErrorInvalidValue", "cudaErrorMemoryAllocation"],
+    },
+    "cuda:cudaMemcpy": {
+        "/bindings/c/signature": "cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)",
+        "/execution/blocking": True,
+        "/execution/launch": "cpu",
+        "/execution/completion": None,
+        "/parameters/0/memory_space": "either",
+        "/parameters/0/length": "count",
+        "/parameters/2/kind": "COUNT",
+        "/tool_integration/buffer_aliasing": "forbidden",
+        "/tool_integration/context_dependencies/0/field": "execution.blocking",
+    },
+    "cuda:cudaMemcpyAsync": {
+        "/execution/blocking": False,
+        "/execution/launch": "cpu+gpu",
+        "/execution/runs_on": "gpu",
+        "/execution/completion": "stream_ordered",
+        "/execution/procedure_class": "nb-op",
+        "/parameters/4/kind": "STREAM",
+        "/parameters/0/asynchronous": True,
+        "/semantics/memory/buffer_reuse": "after_wait",
+    },
+    "cuda:cudaStreamSynchronize": {
+        "/execution/blocking": True,
+        "/execution/launch": "cpu",
+        "/identity/api_group": "synchronization",
+        "/parameters/0/kind": "STREAM",
+        "/return/possible_errors": ["cudaErrorInvalidResourceHandle"],
+    },
+    "cuda:cudaDeviceSynchronize": {
+        "/execution/blocking": True,
+        "/execution/launch": "cpu+gpu",
+        "/identity/api_group": "synchronization",
+        "/parameters": [],
+        "/semantics/memory/fence_semantics": "local",
+    },
+    "cuda:cudaEventRecord": {
+        "/bindings/c/signature": "cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)",
+        "/execution/blocking": False,
+        "/execution/completion": "stream_ordered",
+        "/parameters/1/kind": "STREAM",
+    },
+    "cuda:cudaLaunchKernel": {
+        "/execution/blocking": False,
+        "/execution/runs_on": "gpu",
+        "/execution/completion": "stream_ordered",
+        "/execution/launch": "cpu",
+        "/parameters/5/kind": "STREAM",
+    },
+    "cuda:cudaGraphLaunch": {
+        "/bindings/c/signature": "cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)",
+        "/execution/blocking": False,
+        "/execution/completion": "stream_ordered",
+        "/identity/since": "CUDA-10.0",
+    },
+    "cuda:cudaFree": {
+        "/execution/blocking": True,
+        "/parameters/0/memory_space": "device",
+        "/parameters/0/constraints/not_null": False,
+    },
+    "cuda:cudaSetDevice": {
+        "/parameters/0/kind": "DEVICE",
+        "/identity/api_group": "management",
+        "/execution/launch": "cpu",
+    },
+    "cuda:cudaGetDevice": {
+        "/parameters/0/kind": "DEVICE",
+        "/parameters/0/direction": "out",
+        "/identity/api_group": "query",
+        "/execution/launch": "cpu+gpu",
+    },
+    "cuda:cudaThreadSynchronize": {
+        "/identity/deprecated_in": "CUDA-4.0",
+        "/execution/blocking": True,
+    },
+}
+
+
+@pytest.mark.parametrize("key", sorted(GOLDEN))
+def test_hand_checked_entries(key: str) -> None:
+    entry = entries()[key]
+    for pointer, expected in GOLDEN[key].items():
+        assert pointer_value(entry, pointer) == expected, f"{key}{pointer}"
+
+
+def test_every_golden_value_set_by_classify_has_a_provenance_record() -> None:
+    provenance = shipped("provenance")["provenance"]
+    for key in GOLDEN:
+        records = provenance[key]
+        assert records, key
+        for record in records.values():
+            assert record["stage"] and record["method"] and record["from"], key
+
+
+# ---------------------------------------------------------------------------------------------
+# Agreement with the header, when it is cached
+
+
+def test_rebuilding_from_the_cached_header_reproduces_the_shipped_entries() -> None:
+    source = cached_source("nvidia-cuda-runtime-cu12")
+    if source is None:
+        pytest.skip(
+            "nvidia-cuda-runtime-cu12 is not in the usis cache (run `usis fetch --model cuda`)"
+        )
+    extracted = extract_cuda.extract({"nvidia-cuda-runtime-cu12": source})
+    classified = classify_cuda.classify(json.loads(json.dumps(extracted)))
+    assert set(classified["entries"]) == set(entries())
+    for key, entry in classified["entries"].items():
+        shipped_entry = entries()[key]
+        assert entry["bindings"] == shipped_entry["bindings"], key
+        assert entry["execution"] == shipped_entry["execution"], key
