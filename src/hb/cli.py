@@ -83,6 +83,12 @@ def cmd_submit(args: argparse.Namespace) -> int:
         ):  # fmt: skip
             value = result.get(key)
             rows.append([key, f"{value:.4g}" if isinstance(value, float) else str(value)])
+        distributed = result.get("distributed")
+        if distributed:
+            grid = "x".join(str(extent) for extent in distributed["grid"]) or "-"
+            rows.append(["ranks", f"{distributed['ranks']} (grid {grid})"])
+            symbols = ", ".join(f"{s}: {a}" for s, a in distributed["symbols"].items())
+            rows.append(["size symbols", symbols or "-"])
         print(_table(rows))
     return 0 if result["correct"] else 1
 
@@ -142,6 +148,17 @@ def cmd_grades(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_scale(args: argparse.Namespace) -> int:
+    from hb import mpi_driver
+
+    try:
+        return mpi_driver.scale_command(args, _config(args))
+    except (KeyError, ValueError, RuntimeError) as error:
+        message = error.args[0] if isinstance(error, KeyError) and error.args else error
+        print(f"hb scale: {message}", file=sys.stderr)
+        return 2
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     from hb.requests_api import requests_schema_text
 
@@ -195,12 +212,21 @@ def parser() -> argparse.ArgumentParser:
     grades.add_argument("--json", action="store_true")
     grades.set_defaults(run=cmd_grades)
 
+    scale = commands.add_parser(
+        "scale",
+        help="grade one MPI submission at each rank count; print time and efficiency, write a PNG",
+    )
+    from hb.mpi_driver import add_scale_arguments
+
+    add_scale_arguments(scale)
+    scale.set_defaults(run=cmd_scale)
+
     schema = commands.add_parser(
         "schema", help="print (or --write) the agent tool's requests schema"
     )
     schema.add_argument("--write", action="store_true")
     schema.set_defaults(run=cmd_schema)
-    for sub in (serve, submit, check, tasks, grades, schema):
+    for sub in (serve, submit, check, tasks, grades, scale, schema):
         sub.add_argument("--config", default=argparse.SUPPRESS, help="config.yaml to read")
     return top
 

@@ -56,9 +56,18 @@ class RecordSection(_Section):
 
 
 class MpiSection(_Section):
+    """mpi: distributed grades (spec §3, docs/distributed.md). The launcher is a template over
+    {mpiexec}, {ranks} and {hostfile}; the allowlists hold "kernel" or "kernel.array" entries and
+    restrict nothing when unset (None)."""
+
     grade_distributed: bool = False
-    ranks: int = 4
+    ranks: int = Field(4, ge=1)
     residency: Literal["host", "device"] = "host"
+    rank_counts: list[int] = Field(default_factory=lambda: [1, 2, 4])
+    launcher: str = "{mpiexec} -n {ranks}"
+    hostfile: str | None = None
+    replicatable_allowlist: list[str] | None = None
+    layout_flexible_allowlist: list[str] | None = None
 
 
 class ServiceSection(_Section):

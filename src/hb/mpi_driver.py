@@ -18,6 +18,7 @@ from hb.distributed.engine import DistributedGrade, Reference, grade_distributed
 from hb.distributed.launch import LOCAL_LAUNCHER, RankLimits, launcher_command
 from hb.distributed.policy import (
     default_plan,
+    device_available,
     distributed_cast_refusal,
     place_refusal,
     plan_refusal,
@@ -48,6 +49,7 @@ __all__ = [
     "cast_refusal",
     "default_plan",
     "describe_plan",
+    "device_available",
     "distributed_cast_refusal",
     "distributed_refusal",
     "driver_source",
@@ -306,8 +308,9 @@ def grade_submission(
     scalars = manifest.preset_scalars(preset)
     plan = lower_plan(requests, manifest, precision, ranks, sizes)
     built = build_driver(
-        kernel, precision, source, directory / "build", casts=requested_casts(requests)
-    )
+        kernel, precision, source, build_directory or directory / "build",
+        casts=requested_casts(requests),
+    )  # fmt: skip
     if built.program is None:
         return _build_failure(kernel, precision, ranks, built.log)
     inputs = kernels.make_inputs(manifest, sizes, seed, NUMPY_DTYPES[precision])
@@ -342,8 +345,9 @@ def scale_requests(
     kernel = DistributedKernel.from_manifest(manifest)
     sizes = manifest.preset_sizes(preset)
     built = build_driver(
-        kernel, precision, source, directory / "build", casts=requested_casts(requests)
-    )
+        kernel, precision, source, build_directory or directory / "build",
+        casts=requested_casts(requests),
+    )  # fmt: skip
     if built.program is None:
         raise RuntimeError(f"the MPI build failed: {built.log.strip()[-2000:]}")
 

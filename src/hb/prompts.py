@@ -4,6 +4,7 @@ C signature of the default request."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from hb import abi, languages
@@ -36,6 +37,29 @@ def task_actions(
         c_abi=language in languages.LANGUAGES,
         fp64_only=manifest.fp64_only,
     )
+
+
+def _mpi_lines(manifest: Manifest, precision: str, offer: RequestActions) -> list[str]:
+    """The distributed task's entry point and default distribution (short-form operations)."""
+    from hb import mpi_descriptor, mpi_driver
+
+    kernel = mpi_driver.DistributedKernel.from_manifest(manifest)
+    if kernel.refusal() is not None or not manifest.distribution:
+        return []
+    default = mpi_descriptor.json_of(mpi_descriptor.default_requests(manifest))
+    grid = mpi_descriptor.default_grid(manifest)
+    who = (
+        "you set startup.grid (extents over the rank count P)"
+        if offer.grid
+        else f"the judge sets the grid {json.dumps(grid)}; leave startup.grid out"
+    )
+    return [
+        f"- the kernel runs on MPI ranks; {who}. Each rank calls\n\n"
+        f"    {kernel.c_prototype(precision)};\n\n"
+        "  on its own tiles. A size symbol arrives local (the rank's own extent) when every axis "
+        "it sizes is split the same way, global otherwise; POST /requests/check says which.",
+        f"- the default distribution: {json.dumps(default, sort_keys=True)}",
+    ]
 
 
 def build_context(
@@ -71,11 +95,18 @@ def build_context(
         a for a in offer.actions if a not in ("cast", "format", "distribute", "replicate", "place")
     ]
     if layouts:
-        lines.append(f"- layout operations on one node: {', '.join(layouts)}.")
+        where = (
+            "over the processor grid (each must feed a distribute)"
+            if distributed
+            else "on one node"
+        )
+        lines.append(f"- layout operations {where}: {', '.join(layouts)}.")
     if "format" in offer.actions:
         lines.append("- format: a sparse array's storage format.")
     if distributed and any(a in offer.actions for a in ("distribute", "replicate", "place")):
-        lines.append("- distribution over the processor grid: distribute, replicate, place.")
+        offered = [a for a in ("distribute", "replicate", "place") if a in offer.actions]
+        lines.append(f"- distribution over the processor grid: {', '.join(offered)}.")
+        lines += _mpi_lines(manifest, precision, offer)
     lines.append("")
     lines.append("POST /requests/check shows the pointers and the C signature a request gives.")
     return TaskContext(offer, "\n".join(lines) + "\n")

@@ -17,6 +17,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer, Wi
 from hb.precision import PRECISIONS
 from relayout import (
     BIJECTION_CHECK_LIMIT,
+    RECORDED_VERSION,
     REQUESTS_ADAPTER,
     CheckedArray,
     DistributionPlan,
@@ -48,7 +49,6 @@ __all__ = [
 ]
 
 # 1 = relayout's request JSON as this checkout writes it; a change of that shape raises it.
-RECORDED_VERSION = 1
 
 CAPABILITIES = ("load", "cast", "layout", "sparse_format", "place", "distribute")
 DEFAULT_ALLOW = ("load",)
@@ -104,42 +104,12 @@ def is_empty(requests: Requests) -> bool:
 
 def to_recorded(requests: Requests) -> str:
     """The text grades.requests holds: '' for none, else relayout's JSON with "v" stamped in."""
-    text = requests.to_json()
-    if not text:
-        return ""
-    data = json.loads(text)
-    data["v"] = RECORDED_VERSION
-    return json.dumps(data, sort_keys=True)
+    return requests.to_recorded()
 
 
 def from_recorded(text: str | None) -> Requests:
-    """A recorded request read back: a row without "v" is version 0 (the same fields); a version
-    newer than this checkout's RECORDED_VERSION is refused."""
-    if not text:
-        return Requests()
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise RequestError(f"not JSON: {error}", entry="recorded request") from None
-    if not isinstance(data, dict):
-        raise RequestError("a recorded request is a JSON object", entry="recorded request")
-    version = data.pop("v", 0)
-    if not isinstance(version, int) or version < 0:
-        raise RequestError(
-            f"version {version!r} is not a non-negative integer", entry="recorded request"
-        )
-    if version > RECORDED_VERSION:
-        raise RequestError(
-            f"version {version} is newer than this checkout reads (up to {RECORDED_VERSION}); "
-            "upgrade the judge to read it",
-            entry="recorded request",
-        )
-    return Requests.validate(data)
-
-
-if not hasattr(Requests, "from_recorded"):
-    # The spec names Requests.from_recorded; the stamp is the judge's, so the judge supplies it.
-    Requests.from_recorded = staticmethod(from_recorded)  # type: ignore[attr-defined]
+    """A recorded request read back (Requests.from_recorded: no "v" is version 0, newer refused)."""
+    return Requests.from_recorded(text)
 
 
 # ---------------------------------------------------------------------------------------------

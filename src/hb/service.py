@@ -6,6 +6,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import shutil
+import tempfile
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -16,7 +18,18 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from hb import abi, build, kernels, languages, mpi_descriptor, prompts, results_db, runner, sandbox
+from hb import (
+    abi,
+    build,
+    kernels,
+    languages,
+    mpi_descriptor,
+    mpi_driver,
+    prompts,
+    results_db,
+    runner,
+    sandbox,
+)
 from hb.config import Config
 from hb.envelope import RequestsCheckBody, Submission
 from hb.grading import Problem, compare_outputs, resolve_problem, speedup
@@ -31,6 +44,15 @@ from hb.requests_api import (
 )
 
 SHUFFLE_PRESET = "S"
+
+
+class DistributedRequestsCheck(RequestsCheck):
+    """/requests/check's answer on a distributed request: relayout's RequestsCheck (arrays, the
+    plan at mpi.ranks) with the MPI entry point as its signature, and `distribution`: which size
+    symbols arrive local or global and each rank's coordinates, size values and tile extents at
+    the grading preset (mpi_driver.describe_plan)."""
+
+    distribution: dict[str, Any] | None = None
 
 
 class RequestFault(Exception):
@@ -104,11 +126,14 @@ def requests_refusal(
         )
     if refusal is None:
         refusal = sandbox.catalog_refusal(language, list(requests.startup.load))
-    if refusal is None and (requests.startup.grid or config.mpi.grade_distributed):
-        refusal = (
-            "startup.grid: distributed grades (MPI over a processor grid) are not implemented in this "
-            "judge yet; send the request without startup.grid for a single-node grade"
-        )
+    if requests.startup.grid or config.mpi.grade_distributed:
+        # The grid's checks replace the single-node ones: relayout lowers the request at
+        # mpi.ranks (Requests.plan) inside distributed_request_refusal.
+        if refusal is None:
+            refusal = distributed_request_refusal(
+                requests, manifest, language, config, problem_precision
+            )
+        return refusal
     if refusal is None and any(a.is_sparse for a in manifest.arrays) and requests.operations:
         refusal = (
             f"operations[0] ({requests.operations[0].action}): requests on a sparse kernel "
@@ -124,6 +149,41 @@ def requests_refusal(
             "(relayout.convert.compile_program is missing); send the request without operations"
         )
     return refusal
+
+
+def distributed_request_refusal(
+    requests: Requests, manifest: Manifest, language: str, config: Config, precision: str
+) -> str | None:
+    """Why a distributed grade (startup.grid, or any request under mpi.grade_distributed) cannot
+    go ahead: a C delivery, a grid, host residency, then mpi_driver.distributed_refusal (the
+    kernel's arrays, the grid spanning mpi.ranks, the lowering, the plan's allowlists, place and
+    the casts)."""
+    mpi = config.mpi
+    if not requests.startup.grid:
+        return (
+            "startup.grid: this setup grades distributed (mpi.grade_distributed), so the request "
+            "needs startup.grid and a distribute or replicate operation for every array"
+        )
+    if language != "c":
+        return (
+            f"language: a distributed grade builds the submission with MPICH's mpicc, so it takes "
+            f"C only (got {language!r})"
+        )
+    if mpi.residency == "device":
+        available, why = mpi_driver.device_available()
+        return (
+            "mpi.residency: device: the generated MPI driver stages tiles in host memory only"
+            if available
+            else f"mpi.residency: device: {why}"
+        ) + "; this setup cannot grade distributed until mpi.residency is host"
+    return mpi_driver.distributed_refusal(
+        requests,
+        manifest,
+        precision,
+        ranks=mpi.ranks,
+        replicatable_allowlist=mpi.replicatable_allowlist,
+        layout_flexible_allowlist=mpi.layout_flexible_allowlist,
+    )
 
 
 def conversions_available() -> bool:
@@ -241,7 +301,9 @@ class JudgeHandler:
         precision = precision_of(self.config.grading.datatype)
         if precision not in manifest.precisions:
             precision = manifest.precisions[0]
-        context = prompts.build_context(manifest, self.allowances, precision)
+        context = prompts.build_context(
+            manifest, self.allowances, precision, distributed=self.config.mpi.grade_distributed
+        )
         return {
             "kernel": manifest.name,
             "summary": manifest.summary,
@@ -256,7 +318,37 @@ class JudgeHandler:
             "request_actions": context.request_actions.model_dump(mode="json"),
             "requests_section": context.requests_section,
             "libraries": languages.offered_libraries("c"),
+            **self._task_distribution(manifest, precision),
         }
+
+    def _task_distribution(self, manifest: Manifest, precision: str) -> dict[str, Any]:
+        """The task's distributed side where the setup allows distribute: the MPI entry point,
+        the kernel's default distribution as short-form operations, who sets the grid, and that
+        distribution described at mpi.ranks (size symbols local or global, each rank's tiles)."""
+        if "distribute" not in self.allowances.allow or not manifest.distribution:
+            return {}
+        kernel = mpi_driver.DistributedKernel.from_manifest(manifest)
+        refusal = kernel.refusal()
+        if refusal is not None:
+            return {"mpi": {"refusal": refusal}}
+        ranks = self.config.mpi.ranks
+        default = mpi_descriptor.default_requests(manifest, ranks)
+        described: dict[str, Any] = {
+            "ranks": ranks,
+            "rank_counts": list(self.config.mpi.rank_counts),
+            "grid": mpi_descriptor.default_grid(manifest),
+            "grid_set_by": self.allowances.grid,
+            "signature": kernel.c_prototype(precision) + ";",
+            "default_requests": mpi_descriptor.json_of(default),
+        }
+        sizes = manifest.preset_sizes(self.config.grading.preset)
+        try:
+            plan = mpi_driver.lower_plan(default, manifest, precision, ranks, sizes)
+        except (RequestError, ValueError) as error:
+            described["default_distribution_refusal"] = str(error)
+        else:
+            described["default_distribution"] = mpi_driver.describe_plan(kernel, plan, sizes)
+        return {"mpi": described}
 
     def tasks(self) -> list[dict[str, Any]]:
         return [
@@ -298,6 +390,8 @@ class JudgeHandler:
         if refusal is not None:
             return {"accepted": False, "refusal": refusal}
         precision = self.problem(manifest).precision
+        if granted.startup.grid:
+            return self._distributed_check(granted, manifest, precision)
         if any(a.is_sparse for a in manifest.arrays):
             return {
                 "accepted": True,
@@ -306,6 +400,30 @@ class JudgeHandler:
             }
         answer = relayout_check(granted, manifest, precision)
         document: dict[str, Any] = answer.model_dump(mode="json", exclude_none=True)
+        return document
+
+    def _distributed_check(
+        self, granted: Requests, manifest: Manifest, precision: str
+    ) -> dict[str, Any]:
+        from relayout.check import check_requests
+
+        ranks = self.config.mpi.ranks
+        answer = check_requests(granted, abi.relayout_arrays(manifest, precision), None, ranks)
+        if not answer.accepted:
+            return answer.model_dump(mode="json", exclude_none=True)
+        kernel = mpi_driver.DistributedKernel.from_manifest(manifest)
+        sizes = manifest.preset_sizes(self.config.grading.preset)
+        plan = mpi_driver.lower_plan(granted, manifest, precision, ranks, sizes)
+        casts = mpi_driver.requested_casts(granted)
+        checked = DistributedRequestsCheck(
+            **answer.model_dump(exclude={"signature"}),
+            signature=kernel.c_prototype(precision, casts) + ";",
+            distribution={
+                "preset": self.config.grading.preset,
+                **mpi_driver.describe_plan(kernel, plan, sizes),
+            },
+        )
+        document: dict[str, Any] = checked.model_dump(mode="json", exclude_none=True)
         return document
 
     # -- grading ---------------------------------------------------------------------------------
@@ -364,6 +482,10 @@ class JudgeHandler:
             "reason": None,
             "requests": json.loads(granted.to_json() or "{}"),
         }
+        if granted.startup.grid:
+            return self._grade_distributed(
+                submission, manifest, problem, granted, seed, record, response
+            )
         built = build.build(
             submission.source,
             submission.language,
@@ -429,6 +551,99 @@ class JudgeHandler:
             run_wall_s=run.wall_s,
         )
         return {**response, "record": record}
+
+    def _mpi_grade(
+        self, manifest: Manifest, requests: Requests, source: str, problem: Problem,
+        preset: str, seed: int,
+    ) -> mpi_driver.DistributedGrade:  # fmt: skip
+        """One distributed grade at mpi.ranks under the configured launcher, in a private run
+        directory that is removed afterwards; builds are cached under the build cache."""
+        template, hostfile, _ = mpi_driver.launcher_settings(self.config.mpi)
+        self.config.sandbox_dir.mkdir(parents=True, exist_ok=True)
+        directory = Path(tempfile.mkdtemp(prefix="mpi-", dir=self.config.sandbox_dir))
+        try:
+            return mpi_driver.grade_submission(
+                manifest, requests, source, problem.precision, ranks=self.config.mpi.ranks,
+                directory=directory, preset=preset, seed=seed, reps=self.config.grading.reps,
+                warmup=self.config.grading.warmup, launcher=template, hostfile=hostfile,
+                timeout_s=self.config.sandbox.timeout_s, band=problem.band,
+                limits=mpi_driver.rank_limits(self.config.sandbox),
+                build_directory=self.config.build_cache_dir / "mpi",
+            )  # fmt: skip
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+
+    def _grade_distributed(
+        self,
+        submission: Submission,
+        manifest: Manifest,
+        problem: Problem,
+        granted: Requests,
+        seed: int,
+        record: dict[str, Any],
+        response: dict[str, Any],
+    ) -> dict[str, Any]:
+        """A distributed grade, recorded like a single-node one: native_ns is the credited repeat
+        (fastest, each timed as the MAX over ranks), the conversions its cast brackets."""
+        preset = str(record["preset"])
+        try:
+            grade = self._mpi_grade(manifest, granted, submission.source, problem, preset, seed)
+        except (RequestError, ValueError, OSError) as error:
+            return self._failed(record, response, f"the distributed grade could not run: {error}")
+        response["distributed"] = grade.to_json()
+        if grade.failure is not None:
+            return self._failed(record, response, grade.failure)
+        native_ns = round((grade.credited_s or 0.0) * 1e9)
+        baseline_ns = self._distributed_baseline(manifest, problem, preset, seed)
+        ratio = speedup(baseline_ns, native_ns) if grade.correct else 0.0
+        reason = "; ".join(grade.mismatches) or None
+        max_rel_error = (
+            grade.max_relative_error
+            if grade.max_relative_error is not None and np.isfinite(grade.max_relative_error)
+            else None
+        )
+        timings = {
+            "native_ns": native_ns,
+            "baseline_ns": baseline_ns,
+            "speedup": ratio,
+            "convert_in_ns": round(grade.convert_in_s * 1e9),
+            "convert_out_ns": round(grade.convert_out_s * 1e9),
+            "max_rel_error": max_rel_error,
+        }
+        record.update(correct=grade.correct, detail=reason or "", **timings)
+        response.update(
+            correct=grade.correct,
+            reason=reason,
+            precision_override=problem.precision_override,
+            **timings,
+        )
+        return {**response, "record": record}
+
+    def _distributed_baseline(
+        self, manifest: Manifest, problem: Problem, preset: str, seed: int
+    ) -> int:
+        """The kernel's solution_mpi.c graded under its default distribution at mpi.ranks, once
+        per (kernel, preset, precision, seed, ranks) and kept in the baselines table under the
+        datatype `<precision>@mpi<ranks>`; 0 where it cannot run (no MPI solution, a default grid
+        that does not span mpi.ranks, a failed run)."""
+        ranks = self.config.mpi.ranks
+        key = f"{problem.precision}@mpi{ranks}"
+        solution = kernels.CATALOG_DIR / manifest.name / "solution_mpi.c"
+        with self._baseline_lock:
+            known = results_db.get_baseline(self.engine, manifest.name, preset, key, seed)
+            if known is not None:
+                return known
+            if not solution.is_file():
+                return 0
+            default = mpi_descriptor.default_requests(manifest, ranks)
+            if mpi_driver.distributed_refusal(default, manifest, problem.precision, ranks=ranks):
+                return 0
+            grade = self._mpi_grade(manifest, default, solution.read_text(), problem, preset, seed)
+            if not grade.correct or grade.credited_s is None:
+                return 0
+            baseline_ns = round(grade.credited_s * 1e9)
+            results_db.set_baseline(self.engine, manifest.name, preset, key, seed, baseline_ns)
+            return baseline_ns
 
     def _failed(
         self, record: dict[str, Any], response: dict[str, Any], reason: str, log: str = ""

@@ -13,6 +13,7 @@ from relayout.layout import (
 )
 from relayout.models import (
     OPERATION_ADAPTER,
+    RECORDED_VERSION,
     REQUESTS_ADAPTER,
     Requests,
     requests_schema,
@@ -23,6 +24,7 @@ from relayout.plan import ArrayPlan, Axis, DistributionPlan
 __all__ = [
     "BIJECTION_CHECK_LIMIT",
     "OPERATION_ADAPTER",
+    "RECORDED_VERSION",
     "REQUESTS_ADAPTER",
     "ArrayPlan",
     "ArraySpec",

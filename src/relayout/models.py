@@ -374,6 +374,11 @@ class Startup(_Model):
     grid: list[Expression] = Field(default_factory=list)
 
 
+# The shape of the recorded request JSON: 0 = records written before the stamp existed (the same
+# fields), 1 = the JSON of this module. A change of the request's JSON shape raises it.
+RECORDED_VERSION = 1
+
+
 class Requests(_Model):
     """A request: startup settings and operations that run top to bottom over the kernel's arrays."""
 
@@ -450,9 +455,44 @@ class Requests(_Model):
 
         return check_requests(self, arrays, sizes, ranks, kernel=kernel, scalars=scalars)
 
+    def to_recorded(self) -> str:
+        """The request as a results database stores it: "" for none, else the JSON of to_json()
+        with the stamp "v" = RECORDED_VERSION, so that a later reader knows which shape it is."""
+        text = self.to_json()
+        if not text:
+            return ""
+        data = json.loads(text)
+        data["v"] = RECORDED_VERSION
+        return json.dumps(data, sort_keys=True)
+
+    @classmethod
+    def from_recorded(cls, text: str | bytes | None) -> Requests:
+        """A recorded request read back: "" is none, a record without "v" is version 0 (the same
+        fields as version 1), and a version newer than RECORDED_VERSION is refused."""
+        if not text:
+            return cls()
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
+            raise RequestError(f"not JSON: {error}", entry="recorded request") from None
+        if not isinstance(data, dict):
+            raise RequestError("a recorded request is a JSON object", entry="recorded request")
+        version = data.pop("v", 0)
+        if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+            raise RequestError(
+                f"version {version!r} is not a non-negative integer", entry="recorded request"
+            )
+        if version > RECORDED_VERSION:
+            raise RequestError(
+                f"version {version} is newer than this checkout reads (up to "
+                f"{RECORDED_VERSION}); upgrade to read it",
+                entry="recorded request",
+            )
+        return cls.validate(data)
+
     def compile(self, arrays: Any, target: str = "host", **options: Any) -> Any:
         """The conversion program of relayout.convert for this request over `arrays`."""
-        from relayout.convert import compile_program  # type: ignore[attr-defined,unused-ignore]
+        from relayout.convert import compile_program
 
         return compile_program(self, arrays, target=target, **options)
 

@@ -1,6 +1,6 @@
-"""The distributed side as far as this judge goes (default distributions, the task's grid, the
-clean refusal of startup.grid) and the single-node refusals made before any build (shuffle
-bijection at preset S, sparse kernels, the fp64-only cast)."""
+"""The distributed side's requests (default distributions, the task's grid, a task-grid setup
+refusing a submission that lays out no array) and the single-node refusals made before any build
+(shuffle bijection at preset S, sparse kernels, the fp64-only cast)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def test_a_distributed_setup_refuses_cleanly_naming_what_is_missing(tmp_path: Pa
     answer = handler.check(RequestsCheckBody(kernel="scaled_add"))
     assert answer["accepted"] is False
     assert answer["refusal"].startswith(
-        "startup.grid: distributed grades (MPI over a processor grid) are not implemented"
+        "operations: array x is left neither distributed nor replicated"
     )
     own_grid = handler.check(
         RequestsCheckBody(kernel="scaled_add", requests={"startup": {"grid": ["P"]}})

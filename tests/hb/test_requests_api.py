@@ -177,6 +177,6 @@ def test_recorded_version() -> None:
     assert from_recorded(text) == request
     assert from_recorded(request.to_json()) == request  # a row before v1: version 0, same fields
     assert from_recorded("") == Requests()
-    assert Requests.from_recorded(text) == request  # type: ignore[attr-defined]
+    assert Requests.from_recorded(text) == request
     with pytest.raises(RequestError, match="newer"):
         from_recorded(json.dumps({**CAST, "v": RECORDED_VERSION + 1}))

@@ -1,6 +1,7 @@
 """Laws of the digit algebra and the plans, over random programs and shapes (hypothesis):
-the physical->logical map is a bijection onto the live cells, an operation followed by its
-inverse is the identity, plan(from_plan(p)) == p, and ownership matches independent formulas."""
+the physical->logical map is a bijection onto the live cells, it agrees with an independent numpy
+model of each operation, an operation followed by its inverse is the identity,
+plan(from_plan(p)) == p, and ownership matches independent formulas."""
 
 from __future__ import annotations
 
@@ -204,14 +205,18 @@ def shapes(draw: st.DrawFn) -> tuple[dict[str, str], dict[str, int]]:
 
 
 @st.composite
-def programs(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, str], dict[str, int]]:
+def programs(
+    draw: st.DrawFn, regroup: bool = True
+) -> tuple[list[dict[str, Any]], dict[str, str], dict[str, int]]:
     arrays, sizes = draw(shapes())
     data = draw(st.data())
     operations: list[dict[str, Any]] = []
-    if "z" in arrays and draw(st.booleans()):
+    if not regroup:
+        arrays.pop("z", None)
+    if regroup and "z" in arrays and draw(st.booleans()):
         operations.append({"action": "unzip", "array": "z", "into": ["z_re", "z_im"]})
     same = [n for n, s in arrays.items() if s.startswith("fp64") and s == arrays.get("a0")]
-    if len(same) >= 2 and draw(st.booleans()):
+    if regroup and len(same) >= 2 and draw(st.booleans()):
         operations.append(
             {"action": "zip", "arrays": same[:2], "into": "zipped", "dim": draw(st.integers(0, 1))}
         )
@@ -500,3 +505,128 @@ def test_digit_programs_own_what_their_schemes_say(n: int, ranks: int, block_siz
         "grid": [ranks],
         "arrays": {"x": {"axes": [{"grid_dim": 0}]}},
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# An independent model: each operation applied with numpy to an array of logical indices.
+
+
+def _cut(values: np.ndarray, axis: int, pieces: list[np.ndarray], length: int) -> np.ndarray:
+    """Stack pieces (slices along `axis`) as a new axis, each padded with -1 to `length`."""
+    padded = []
+    for piece in pieces:
+        widths = [(0, 0)] * piece.ndim
+        widths[axis] = (0, length - piece.shape[axis])
+        padded.append(np.pad(piece, widths, constant_values=-1))
+    return np.stack(padded, axis=axis)
+
+
+def simulate(
+    operations: list[dict[str, Any]], arrays: dict[str, str], sizes: dict[str, int]
+) -> dict[str, np.ndarray]:
+    """The logical index each physical cell holds (-1 dead), by reshaping numpy arrays."""
+    from relayout import parse_arrays
+
+    state: dict[str, tuple[list[str], np.ndarray]] = {}
+    for name, spec in parse_arrays(arrays).items():
+        shape = [int(e.evaluate(sizes)) for e in spec.extent_exprs]
+        state[name] = (
+            [f"i{k}" for k in range(len(shape))],
+            np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape),
+        )
+    cuts: dict[tuple[str, str], int] = {}  # (outer, inner) -> the merged digit's extent
+    for op in operations:
+        action = op["action"]
+        if action == "cast":
+            continue
+        names, values = state[op["array"]]
+        if action == "permute":
+            values = np.transpose(values, [names.index(n) for n in op["order"]])
+            names = list(op["order"])
+        elif action in ("block", "split"):
+            axis = names.index(op["digit"])
+            extent = values.shape[axis]
+            if action == "block":
+                factor = int(op["factor"])
+                count = -(-extent // factor)
+                pieces = [
+                    np.take(values, range(b * factor, min((b + 1) * factor, extent)), axis=axis)
+                    for b in range(count)
+                ]
+                values = _cut(values, axis, pieces, factor)
+            else:
+                parts = int(op["parts"])
+                bands = np.array_split(np.arange(extent), parts)
+                pieces = [np.take(values, band, axis=axis) for band in bands]
+                values = _cut(values, axis, pieces, -(-extent // parts))
+            cuts[tuple(op["into"])] = extent
+            names[axis : axis + 1] = list(op["into"])
+        elif action in ("unblock", "unsplit"):
+            outer, inner = op["digits"]
+            axis = names.index(outer)
+            extent = cuts.pop((outer, inner))
+            rows = [np.take(values, b, axis=axis) for b in range(values.shape[axis])]
+            kept = []
+            for row in rows:
+                if action == "unsplit":
+                    band_length = len(
+                        np.array_split(np.arange(extent), int(op["parts"]))[len(kept)]
+                    )
+                    row = np.take(row, range(band_length), axis=axis)
+                kept.append(row)
+            values = np.concatenate(kept, axis=axis)
+            values = np.take(values, range(extent), axis=axis)
+            names[axis : axis + 2] = [op["into"]]
+        elif action == "pad":
+            axis = names.index(op["digit"])
+            widths = [(0, 0)] * values.ndim
+            widths[axis] = (0, int(op["amount"]))
+            values = np.pad(values, widths, constant_values=-1)
+        elif action == "unpad":
+            axis = names.index(op["digit"])
+            values = np.take(values, range(values.shape[axis] - int(op["amount"])), axis=axis)
+        elif action == "shuffle":
+            from relayout.expr import parse
+
+            axes = [names.index(n) for n in op["digits"]]
+            grid = np.indices(values.shape)
+            env = {**sizes, **{n: grid[a] for n, a in zip(op["digits"], axes, strict=True)}}
+            source = list(grid)
+            for a, text in zip(axes, op["f_inv"], strict=True):
+                source[a] = np.broadcast_to(parse(text).evaluate(env), values.shape)
+            values = values[tuple(source)]
+        elif action == "linear_shuffle":
+            (digit,), (bits,) = op["digits"], op["bits"]
+            axis = names.index(digit)
+            matrix = np.array(op["matrix"])
+            moved = np.empty_like(values)
+            for logical in range(2**bits):
+                vector = np.array([(logical >> (bits - 1 - w)) & 1 for w in range(bits)])
+                stored_bits = (matrix @ vector) % 2
+                stored = int(sum(int(b) << (bits - 1 - w) for w, b in enumerate(stored_bits)))
+                index = [slice(None)] * values.ndim
+                target = list(index)
+                index[axis], target[axis] = logical, stored
+                moved[tuple(target)] = values[tuple(index)]
+            values = moved
+        else:
+            raise AssertionError(f"the model has no {action}")
+        state[op["array"]] = (names, values)
+    return {name: values for name, (_, values) in state.items()}
+
+
+@SETTINGS
+@given(programs(regroup=False))
+def test_the_layout_agrees_with_an_independent_numpy_model(
+    program: tuple[list[dict[str, Any]], dict[str, str], dict[str, int]],
+) -> None:
+    operations, arrays, sizes = program
+    expected = simulate(operations, arrays, sizes)
+    for layout in (
+        lower_single_node({"operations": operations}, arrays, sizes),
+        lower_single_node({"operations": operations}, arrays),
+    ):
+        for pointer in layout.pointers:
+            extents = [int(e.evaluate(sizes)) for e in pointer.extents]
+            got = layout.gather_indices(pointer, sizes)[None].reshape(extents)
+            assert got.tolist() == expected[pointer.name].tolist(), operations

@@ -2,8 +2,10 @@
 
 A kernel walks the packed physical buffer (the last two digits in cache tiles, everything outside
 them flattened into one OpenMP loop), computes each member's logical index from its cell maps,
-bounds-checks it, and casts with the exact routines of ccode.py. The same body compiles as C with
-OpenMP for the host and as a CUDA kernel (one thread per physical cell) for a device.
+bounds-checks it (an index outside its array is skipped and counted), and casts with the exact
+routines of ccode.py. A pointer that is one array with its whole digits reordered (a transpose)
+gets a dedicated kernel moving 8x8 blocks through registers. The same general body compiles as C
+with OpenMP for the host and as a CUDA kernel (one thread per physical cell) for a device.
 """
 
 from __future__ import annotations
@@ -16,14 +18,16 @@ import numpy as np
 
 from relayout.arrays import ArraySpec
 from relayout.convert.ccode import CAST_PRELUDE, convert_expression
+from relayout.dtypes import precision
 from relayout.expr import C_PRELUDE, Expr, Sym
 from relayout.layout import CellMap, NodeLayout, PointerLayout, StructType
 from relayout.types import ELEMENT_TYPES
 
-# Cache tile of the two innermost physical digits: 32 rows of 128 cells keep both the buffer side
-# and a transposed source side inside L1/L2 for 8-byte elements.
+# Cache tile of the two innermost physical digits. Square tiles of 32 measured best for transposes
+# of 8-byte elements (the strided side's 32 lines and pages stay cached); contiguous runs do not
+# mind the short rows.
 TILE_OUTER = 32
-TILE_INNER = 128
+TILE_INNER = 32
 
 FLOAT_PRECISIONS = ("fp64", "fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2")
 
@@ -37,9 +41,8 @@ class Scalar:
 
     @property
     def c_storage(self) -> str:
+        """The C type a lane is read and written as (bits for the half and fp8 types)."""
         if self.name in FLOAT_PRECISIONS:
-            from relayout.dtypes import precision
-
             return precision(self.name).storage_c_type
         return ELEMENT_TYPES[self.name].c_type
 

@@ -665,7 +665,6 @@ def classify_cuda_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], Not
         return_section=return_section,
         buffer_aliasing=("forbidden" if buffer_count >= 2 else "allowed") if buffer_count else None,
         context_dependencies=dependencies,
-        deprecated_in=facts.get("deprecated_in") if deprecated else None,
     )
     if deprecated:
         entry["identity"]["deprecated_in"] = deprecated_version(name)

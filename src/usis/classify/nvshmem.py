@@ -609,8 +609,13 @@ def formal_rules() -> list[dict[str, Any]]:
 
 
 def formal_assignment(
-    operation: Operation, parameter_names: list[str], typed: bool, bits: str | None
+    operation: Operation,
+    parameter_names: list[str],
+    typed: bool,
+    bits: str | None,
+    atomic_operation: str | None = None,
 ) -> tuple[dict[str, Any], int] | None:
+    """The first curated assignment that fits; `{atomic_operation}` becomes `op:<operation>`."""
     for index, rule in enumerate(formal_rules()):
         if operation.key not in rule["operations"] or operation.queue_pair:
             continue
@@ -626,6 +631,13 @@ def formal_assignment(
                 else:
                     datatype = "type:{T}" if typed else "type:byte"
                 value = {"count_ref": value["count_ref"], "datatype_ref": datatype}
+            elif value == "{atomic_operation}":
+                if atomic_operation is None:
+                    raise ClassifyError(
+                        f"curated/nvshmem/formal.yaml assignments[{index}] binds "
+                        f"{{atomic_operation}} for {operation.key!r}, which has no atomic operation"
+                    )
+                value = f"op:{atomic_operation}"
             bindings[slot] = value
         return {"shape_ref": rule["shape_ref"], "bindings": bindings}, index
     return None
@@ -748,7 +760,14 @@ def build(
             "/identity/type_family", f"{where} and its {len(members)} per-type declarations"
         )
     bits = primary["family_type"] if operation.sized else None
-    assignment = formal_assignment(operation, [p["name"] for p in parameters], typed, bits)
+    atomic = semantics["atomic"]
+    assignment = formal_assignment(
+        operation,
+        [p["name"] for p in parameters],
+        typed,
+        bits,
+        atomic["operation"] if atomic else None,
+    )
     formal = None
     if assignment is not None:
         formal = assignment[0]
