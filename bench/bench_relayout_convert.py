@@ -100,7 +100,7 @@ def request(*operations: dict[str, object]) -> Requests:
 
 def measure(full: bool) -> tuple[list[Row], dict[str, str]]:
     nbytes = FULL_BYTES if full else SHORT_BYTES
-    repeats = 11 if full else 2
+    repeats = 30 if full else 2
     count = nbytes // 8
     rng = np.random.default_rng(0)
     values = rng.standard_normal(count) * 3

@@ -1,4 +1,5 @@
-"""Every benchmark of bench/ runs in its short form and exits 0 (its figures are `make bench`'s)."""
+"""Every benchmark of bench/ runs in its short form, exits 0 and prints its figures beside their
+targets (the figures themselves are `make bench`'s business, not a test's)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,34 @@ import pytest
 
 from bench.__main__ import benchmark_names
 
+# What each benchmark's table must show: its rows and the word for the target column.
+PRINTED = {
+    "bench_hb": ["/requests/check six operations", "check p99", "score warm build", "cached=True"],
+    "bench_relayout_convert": [
+        "| conversion | GB/s | copy bound GB/s | ratio |",
+        "| cast fp64->fp32",
+        "| cast fp64->bf16",
+        "| cast fp64->fp16",
+        "| cast fp64->fp8_e4m3",
+        "| cast fp64->fp8_e5m2",
+        "| permute [i1, i0]",
+        "| block by 32 + cast fp32",
+        "| convert-out fp32->fp64",
+    ],
+    "bench_sparse_formats": ["csc", "bcsr", "sell_c_sigma", "scipy GB/s"],
+    "bench_usis": ["usis show mpi:mpi_bcast", "usis.load()"],
+}
 
-def test_benchmarks_are_found() -> None:
-    assert "bench_sparse_formats" in benchmark_names()
+
+def test_every_benchmark_is_listed_here() -> None:
+    assert set(benchmark_names()) == set(PRINTED)
 
 
-@pytest.mark.parametrize("name", benchmark_names())
+@pytest.mark.parametrize("name", sorted(PRINTED))
 def test_short_form_runs(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     module = importlib.import_module(f"bench.{name}")
     assert module.main(full=False) == 0
     printed = capsys.readouterr().out
     assert "target" in printed, "a benchmark prints its targets beside its figures"
+    for fragment in PRINTED[name]:
+        assert fragment in printed, f"{name} no longer prints {fragment!r}"

@@ -32,7 +32,7 @@ from hb.distributed.signature import (
     symbol_arrivals,
 )
 from hb.distributed.tiles import GridPlan, local_shape, rank_coords, read_plan
-from hb.precision import NUMPY_DTYPES, Tolerance
+from hb.precision import NUMPY_DTYPES, Tolerance, precision_of
 from relayout.errors import RequestError
 
 __all__ = [
@@ -373,7 +373,9 @@ def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--requests", help="JSON file with the request (startup.grid and operations)"
     )
-    parser.add_argument("--precision", default="fp64", choices=["fp64", "fp32"])
+    parser.add_argument(
+        "--precision", choices=["fp64", "fp32"], help="default: the config's grading.datatype"
+    )
     parser.add_argument("--preset", default="S")
     parser.add_argument("--ranks", help="comma-separated rank counts (default: mpi.rank_counts)")
     parser.add_argument("--out", default="scaling", help="directory for the table and scaling.png")
@@ -402,10 +404,11 @@ def scale_command(args: argparse.Namespace, config: Any = None) -> int:
             file=sys.stderr,
         )
         return 2
+    precision = args.precision or precision_of(config.grading.datatype)
     template, hostfile, configured = launcher_settings(config.mpi)
     counts = tuple(int(c) for c in args.ranks.split(",")) if args.ranks else configured
     points, table, png = scale_requests(
-        manifest, requests, Path(args.file).read_text(), args.precision, directory=Path(args.out),
+        manifest, requests, Path(args.file).read_text(), precision, directory=Path(args.out),
         rank_counts=counts, preset=args.preset, reps=args.reps, launcher=template,
         hostfile=hostfile, timeout_s=args.timeout, limits=rank_limits(config.sandbox),
     )  # fmt: skip

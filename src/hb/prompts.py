@@ -1,13 +1,13 @@
 """The requests section of a task prompt (build_context): what the setup allows, narrowed to what
-this task offers (RequestActions), the cast precisions with their C types, the libraries and the
-C signature of the default request."""
+this task offers (RequestActions), the cast precisions with their C types, the libraries, the
+C signature of the default request and, where format is offered, the sparse formats' C ABI."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 
-from hb import abi, languages
+from hb import abi, languages, sparse
 from hb.kernels import Manifest
 from hb.precision import C_TYPES
 from hb.requests_api import RequestActions, RequestAllowances
@@ -102,11 +102,14 @@ def build_context(
         )
         lines.append(f"- layout operations {where}: {', '.join(layouts)}.")
     if "format" in offer.actions:
-        lines.append("- format: a sparse array's storage format.")
+        lines.append("- format: a sparse array's storage format (Sparse formats, below).")
     if distributed and any(a in offer.actions for a in ("distribute", "replicate", "place")):
         offered = [a for a in ("distribute", "replicate", "place") if a in offer.actions]
         lines.append(f"- distribution over the processor grid: {', '.join(offered)}.")
         lines += _mpi_lines(manifest, precision, offer)
     lines.append("")
     lines.append("POST /requests/check shows the pointers and the C signature a request gives.")
-    return TaskContext(offer, "\n".join(lines) + "\n")
+    section = "\n".join(lines) + "\n"
+    if "format" in offer.actions:
+        section += "\n" + sparse.sparse_prompt_section(manifest, precision)
+    return TaskContext(offer, section)

@@ -29,6 +29,7 @@ from hb import (
     results_db,
     runner,
     sandbox,
+    sparse,
 )
 from hb.config import Config
 from hb.envelope import RequestsCheckBody, Submission
@@ -134,16 +135,13 @@ def requests_refusal(
                 requests, manifest, language, config, problem_precision
             )
         return refusal
-    if refusal is None and any(a.is_sparse for a in manifest.arrays) and requests.operations:
-        refusal = (
-            f"operations[0] ({requests.operations[0].action}): requests on a sparse kernel "
-            f"({manifest.name}) are not implemented in this judge yet; send it without operations"
-        )
+    if refusal is None and sparse.has_sparse(manifest):
+        refusal = sparse.sparse_refusal(requests, manifest)
     if refusal is None and requests.operations:
         refusal = _relayout_refusal(requests, manifest, problem_precision)
     if refusal is None:
         refusal = shuffle_refusal(requests, manifest, problem_precision)
-    if refusal is None and requests.operations and not conversions_available():
+    if refusal is None and sparse.has_dense_operations(requests) and not conversions_available():
         refusal = (
             f"operations[0] ({requests.operations[0].action}): this judge cannot run conversions yet "
             "(relayout.convert.compile_program is missing); send the request without operations"
@@ -157,8 +155,21 @@ def distributed_request_refusal(
     """Why a distributed grade (startup.grid, or any request under mpi.grade_distributed) cannot
     go ahead: a C delivery, a grid, host residency, then mpi_driver.distributed_refusal (the
     kernel's arrays, the grid spanning mpi.ranks, the lowering, the plan's allowlists, place and
-    the casts)."""
+    the casts). A kernel with a sparse array is refused first, with the grid or without it:
+    distributing a sparse format is not implemented yet (spec §3.2)."""
     mpi = config.mpi
+    if sparse.has_sparse(manifest):
+        refusal = None if mpi.grade_distributed else sparse.sparse_refusal(requests, manifest)
+        if refusal is None:
+            # Under mpi.grade_distributed every grade is distributed (a grid the judge injected
+            # is no fault of the submitter), so no request of this kernel can be graded.
+            names = ", ".join(sparse.sparse_arrays(manifest))
+            refusal = (
+                f"startup.grid: this setup grades distributed (mpi.grade_distributed), and "
+                f"{manifest.name} has the sparse array(s) {names}: distributing a sparse format "
+                "is not implemented yet, so this setup cannot grade it"
+            )
+        return refusal
     if not requests.startup.grid:
         return (
             "startup.grid: this setup grades distributed (mpi.grade_distributed), so the request "
@@ -206,14 +217,15 @@ def _relayout_refusal(requests: Requests, manifest: Manifest, precision: str) ->
 def relayout_check(
     requests: Requests, manifest: Manifest, precision: str, sizes: dict[str, int] | None = None
 ) -> RequestsCheck:
-    """relayout's answer for the request over the kernel's arrays, with the kernel's C signature."""
+    """relayout's answer for the request over the kernel's arrays, with the kernel's C signature
+    (none for a kernel with a sparse array: relayout writes no sparse pointers, hb.sparse does)."""
     from relayout.check import check_requests
 
     answer: RequestsCheck = check_requests(
         requests,
         abi.relayout_arrays(manifest, precision),
         sizes,
-        kernel=abi.symbol(manifest, precision),
+        kernel=None if sparse.has_sparse(manifest) else abi.symbol(manifest, precision),
         scalars=abi.abi_scalars(manifest, precision),
     )
     return answer
@@ -392,12 +404,10 @@ class JudgeHandler:
         precision = self.problem(manifest).precision
         if granted.startup.grid:
             return self._distributed_check(granted, manifest, precision)
-        if any(a.is_sparse for a in manifest.arrays):
-            return {
-                "accepted": True,
-                "arrays": _default_arrays(manifest, precision),
-                "signature": abi.default_signature(manifest, precision),
-            }
+        if sparse.has_sparse(manifest):
+            return sparse.check_answer(
+                manifest, granted, precision, self._dense_arrays(granted, manifest, precision)
+            )
         answer = relayout_check(granted, manifest, precision)
         document: dict[str, Any] = answer.model_dump(mode="json", exclude_none=True)
         return document
@@ -413,7 +423,11 @@ class JudgeHandler:
             return answer.model_dump(mode="json", exclude_none=True)
         kernel = mpi_driver.DistributedKernel.from_manifest(manifest)
         sizes = manifest.preset_sizes(self.config.grading.preset)
-        plan = mpi_driver.lower_plan(granted, manifest, precision, ranks, sizes)
+        try:
+            plan = mpi_driver.lower_plan(granted, manifest, precision, ranks, sizes)
+        except (RequestError, ValueError) as error:
+            preset = self.config.grading.preset
+            return {"accepted": False, "refusal": f"{error} (lowered at preset {preset}: {sizes})"}
         casts = mpi_driver.requested_casts(granted)
         checked = DistributedRequestsCheck(
             **answer.model_dump(exclude={"signature"}),
@@ -508,16 +522,35 @@ class JudgeHandler:
                 f"the request's conversion kernels did not build: {type(error).__name__}: {error}"
             )
             return self._failed(record, response, reason)
+        # A sparse array reaches the kernel in its requested format, converted once per grade
+        # (timed into convert_in_ns); the reference and the baseline keep the canonical inputs.
+        run_inputs, trailing, sparse_ns = inputs, None, 0
+        if sparse.has_sparse(manifest):
+            try:
+                prepared = sparse.prepare_sparse_run(
+                    manifest,
+                    granted,
+                    precision,
+                    sizes,
+                    scalars,
+                    inputs,
+                    self._dense_arrays(granted, manifest, precision),
+                )
+            except ValueError as error:
+                return self._failed(record, response, f"the sparse conversion failed: {error}")
+            run_inputs, pointers = prepared.inputs, prepared.pointers
+            trailing, sparse_ns = prepared.trailing_arguments, prepared.convert_in_ns
         run = self._run(
             built.library,
             manifest,
             precision,
             sizes,
             scalars,
-            inputs,
+            run_inputs,
             pointers,
             conversion,
             conversion_files,
+            trailing,
         )
         response["protections"] = run.protections
         if not run.ok:
@@ -531,7 +564,7 @@ class JudgeHandler:
             native_ns=run.kernel_ns,
             baseline_ns=baseline_ns,
             speedup=ratio,
-            convert_in_ns=run.convert_in_ns,
+            convert_in_ns=run.convert_in_ns + sparse_ns,
             convert_out_ns=run.convert_out_ns,
             max_rel_error=comparison.max_relative_error
             if np.isfinite(comparison.max_relative_error)
@@ -544,7 +577,7 @@ class JudgeHandler:
             native_ns=run.kernel_ns,
             baseline_ns=baseline_ns,
             speedup=ratio,
-            convert_in_ns=run.convert_in_ns,
+            convert_in_ns=run.convert_in_ns + sparse_ns,
             convert_out_ns=run.convert_out_ns,
             max_rel_error=record["max_rel_error"],
             precision_override=problem.precision_override,
@@ -654,12 +687,22 @@ class JudgeHandler:
             response["log"] = log
         return {**response, "record": record}
 
+    def _dense_arrays(
+        self, granted: Requests, manifest: Manifest, precision: str
+    ) -> dict[str, Any] | None:
+        """relayout's pointers for a sparse kernel's dense arrays when the request casts or lays
+        them out (hb.sparse expands the sparse ones); None keeps the manifest's."""
+        if not sparse.has_dense_operations(granted):
+            return None
+        return dict(relayout_check(granted, manifest, precision).arrays or {})
+
     def _conversion(
         self, granted: Requests, manifest: Manifest, precision: str, sizes: dict[str, int]
     ) -> tuple[dict[str, Any] | None, list[str], Path | None]:
         """The request's conversion program (built here, so the sandboxed run finds it cached),
-        and the kernel's pointer order."""
-        if not granted.operations:
+        and the kernel's pointer order. A format operation converts nothing here (hb.sparse does,
+        once per grade)."""
+        if not sparse.has_dense_operations(granted):
             return None, kernels.pointer_names(manifest), None
         from hb.requests_api import compile_conversions
 
@@ -688,12 +731,17 @@ class JudgeHandler:
         pointers: list[str],
         conversion: dict[str, Any] | None = None,
         conversion_files: Path | None = None,
+        trailing: list[dict[str, Any]] | None = None,
     ) -> runner.RunResult:
+        """One sandboxed run; `trailing` replaces the arguments after the pointers (a sparse
+        format's size arguments sit between the size symbols and the scalars)."""
+        if trailing is None:
+            trailing = abi.trailing_arguments(manifest, sizes, scalars, precision)
         return runner.run_kernel(
             library=library,
             symbol=abi.symbol(manifest, precision),
             pointers=pointers,
-            trailing_arguments=abi.trailing_arguments(manifest, sizes, scalars, precision),
+            trailing_arguments=trailing,
             workspace_bytes=manifest.workspace_size(sizes),
             inputs=inputs,
             output_names=kernels.output_names(manifest),
@@ -771,23 +819,6 @@ def _numpy_name(precision: str) -> str:
     from hb.precision import NUMPY_DTYPES
 
     return NUMPY_DTYPES[precision].name
-
-
-def _default_arrays(manifest: Manifest, precision: str) -> dict[str, dict[str, Any]]:
-    """Each pointer of the default request: its element type and the extents of its buffer."""
-    arrays: dict[str, dict[str, Any]] = {}
-    for array in manifest.arrays:
-        dtype = precision if array.is_floating else array.dtype
-        if array.is_sparse:
-            arrays[f"{array.name}_data"] = {"dtype": dtype, "extents": ["nnz"]}
-            arrays[f"{array.name}_indices"] = {"dtype": "int64", "extents": ["nnz"]}
-            arrays[f"{array.name}_indptr"] = {
-                "dtype": "int64",
-                "extents": [f"{array.shape[0]} + 1"],
-            }
-        else:
-            arrays[array.name] = {"dtype": dtype, "extents": [str(e) for e in array.shape]}
-    return arrays
 
 
 # ---------------------------------------------------------------------------------------------

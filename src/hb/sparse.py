@@ -21,18 +21,11 @@ import numpy as np
 
 from hb.kernels import ArrayDecl, Manifest
 from hb.precision import C_TYPES
+from relayout.models import DIGIT_ACTIONS, FORMAT_FIELDS
 from relayout.sparse_formats import FORMATS, SparseFormatError, canonical_csr, from_csr
 
 CANONICAL_FORMAT = "csr"
 CANONICAL_ROLES = ("data", "indices", "indptr")
-DIGIT_ACTIONS = frozenset(
-    {"split", "unsplit", "block", "unblock", "permute", "pad", "unpad", "shuffle", "linear_shuffle"}
-)
-# The fields a format operation may carry besides action, array and to, by format.
-FORMAT_FIELDS: dict[str, tuple[str, ...]] = {
-    "bcsr": ("block_size",),
-    "sell_c_sigma": ("C", "sigma"),
-}
 # Each format's extra int64_t arguments (named <array>_<size>), in ABI order.
 SIZE_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "csr": (),

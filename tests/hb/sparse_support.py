@@ -12,8 +12,8 @@ import numpy as np
 
 from hb import kernels
 
-SOLUTIONS = {"spmv": kernels.CATALOG_DIR / "spmv" / "solutions"}
-SOLUTIONS["spmm"] = kernels.CATALOG_DIR / "spmm" / "solutions"
+# The reference C solutions, one per format: solutions/<kernel>_<format>.c.
+SOLUTIONS = {name: kernels.CATALOG_DIR / name / "solutions" for name in ("spmv", "spmm")}
 
 # The format operation's fields, beyond action / array / to, that each format is tested with.
 FORMAT_FIELDS: dict[str, list[dict[str, Any]]] = {

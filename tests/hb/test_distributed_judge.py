@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -268,6 +269,23 @@ def test_a_crashing_rank_fails_the_grade_and_the_service_answers(two_ranks: Test
     assert again.json()["correct"] is True
 
 
+def test_a_hanging_rank_fails_within_the_sandbox_timeout(data_dir: Path) -> None:
+    config = mpi_config(data_dir, 2, sandbox={"timeout_s": 4})
+    handler = JudgeHandler(config)
+    from hb.envelope import Submission
+
+    source = (SOLUTIONS / "scaled_add_hang.c").read_text()
+    started = time.monotonic()
+    grade = handler.grade(
+        Submission(kernel="scaled_add", source=source, requests=scaled_add_request("block")),
+        "score",
+    )
+    assert time.monotonic() - started < 30
+    assert grade["correct"] is False
+    assert "exceeded its wall-clock limit" in grade["reason"], grade["reason"]
+    assert _processes_under(config.sandbox_dir) == []
+
+
 def write_config(data_dir: Path, path: Path, ranks: int = 2) -> Path:
     path.write_text(
         yaml.safe_dump(
@@ -357,3 +375,117 @@ def test_halo_exchange_kernels_under_their_default_distribution(
     grade = answer.json()
     assert grade["correct"] is True, grade
     assert grade["distributed"]["ranks"] == 2 and grade["baseline_ns"] > 0
+
+
+@pytest.mark.parametrize(
+    ("mpi", "expected"),
+    [
+        ({}, ["MPIEXEC", "-n", "8", "DRIVER", "RUN"]),
+        (
+            {"launcher": "{mpiexec} -n {ranks} -f {hostfile}", "hostfile": "/etc/hb/hosts"},
+            ["MPIEXEC", "-n", "8", "-f", "/etc/hb/hosts", "DRIVER", "RUN"],
+        ),
+        (
+            {"launcher": "srun -n {ranks} --kill-on-bad-exit=1"},
+            ["srun", "-n", "8", "--kill-on-bad-exit=1", "DRIVER", "RUN"],
+        ),
+    ],
+)
+def test_the_configured_launcher_gives_the_command_line(
+    tmp_path: Path, mpi: dict[str, str], expected: list[str]
+) -> None:
+    from hb import mpi_driver
+    from hb.config import load_config
+
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump({"mpi": {"ranks": 8, **mpi}}))
+    template, hostfile, counts = mpi_driver.launcher_settings(load_config(path, environ={}).mpi)
+    assert counts == (1, 2, 4)
+    command = mpi_driver.launcher_command(
+        template, 8, "DRIVER", ["RUN"], hostfile=hostfile, mpiexec="MPIEXEC"
+    )
+    assert command == expected
+
+
+def test_allowlists_from_the_config_restrict_the_layouts(data_dir: Path) -> None:
+    from hb.envelope import RequestsCheckBody
+
+    replicated_x = {
+        "startup": {"grid": ["P"]},
+        "operations": [{"action": "replicate", "array": "x"}, distribute("y")],
+    }
+    open_setup = JudgeHandler(mpi_config(data_dir, 2))
+    assert open_setup.check(RequestsCheckBody(kernel="scaled_add", requests=replicated_x))[
+        "accepted"
+    ]
+    strict = JudgeHandler(
+        mpi_config(
+            data_dir,
+            2,
+            mpi={"replicatable_allowlist": ["mat_scaled_add"], "layout_flexible_allowlist": []},
+        )
+    )
+    refused = strict.check(RequestsCheckBody(kernel="scaled_add", requests=replicated_x))
+    assert refused["accepted"] is False
+    assert refused["refusal"].startswith(
+        "plan.arrays.x: scaled_add.x may not be replicated here (not in replicatable_allowlist)"
+    )
+    cyclic = strict.check(
+        RequestsCheckBody(kernel="scaled_add", requests=scaled_add_request("cyclic"))
+    )
+    assert cyclic["accepted"] is False and "layout_flexible_allowlist" in cyclic["refusal"]
+    default = strict.check(
+        RequestsCheckBody(kernel="scaled_add", requests=scaled_add_request("block"))
+    )
+    assert default["accepted"] is True
+    flexible = JudgeHandler(
+        mpi_config(data_dir, 2, mpi={"layout_flexible_allowlist": ["scaled_add.x", "scaled_add.y"]})
+    )
+    assert flexible.check(
+        RequestsCheckBody(kernel="scaled_add", requests=scaled_add_request("cyclic"))
+    )["accepted"]
+
+
+def test_a_distributed_task_prompt_states_the_mpi_entry_point(data_dir: Path) -> None:
+    handler = JudgeHandler(
+        mpi_config(data_dir, 4, requests={"allow": ["load"]}, mpi={"grade_distributed": True})
+    )
+    task = handler.task("mat_scaled_add")
+    section = task["requests_section"]
+    assert "void mat_scaled_add_mpi_fp64(const double *restrict A" in section
+    assert "you set startup.grid" in section and task["request_actions"]["grid"] is True
+    assert '"action": "distribute", "array": "A"' in section
+    assert "layout operations on one node" not in section
+
+
+def test_a_cast_tile_is_timed_apart_and_graded_in_the_problem_band(data_dir: Path) -> None:
+    config = mpi_config(
+        data_dir,
+        2,
+        requests={"allow": ["load", "distribute", "cast"], "precisions": ["fp32", "fp16"]},
+    )
+    handler = JudgeHandler(config)
+    from hb.envelope import RequestsCheckBody, Submission
+
+    requests = scaled_add_request("block")
+    requests["operations"].insert(0, {"action": "cast", "array": "x", "to": "fp16"})
+    check = handler.check(RequestsCheckBody(kernel="scaled_add", requests=requests))
+    assert check["accepted"] is True
+    assert check["signature"].startswith(
+        "void scaled_add_mpi_fp64(const _Float16 *restrict x, double *restrict y"
+    )
+    source = (SOLUTIONS / "scaled_add_x_fp16.c").read_text()
+    grade = handler.grade(
+        Submission(kernel="scaled_add", source=source, requests=requests), "score"
+    )
+    # The seeded x is not exact in fp16, and the band stays fp64's (spec §1).
+    assert grade["correct"] is False and grade["reason"] and "y" in grade["reason"]
+    assert grade["convert_in_ns"] > 0 and grade["convert_out_ns"] == 0
+    row = results_db.get_grade(handler.engine, grade["grade_id"])
+    assert row is not None and row["convert_in_ns"] == grade["convert_in_ns"]
+    assert [kind for kind, _ in request_rows(handler, grade["grade_id"])] == [
+        "grid",
+        "operation",
+        "operation",
+        "operation",
+    ]

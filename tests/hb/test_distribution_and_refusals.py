@@ -1,6 +1,7 @@
 """The distributed side's requests (default distributions, the task's grid, a task-grid setup
-refusing a submission that lays out no array) and the single-node refusals made before any build
-(shuffle bijection at preset S, sparse kernels, the fp64-only cast)."""
+refusing a submission that lays out no array) and the refusals made before any build (shuffle
+bijection at preset S, what a sparse array cannot take, a sparse kernel with a grid, the fp64-only
+cast)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from hb import abi, kernels, mpi_descriptor
-from hb.envelope import RequestsCheckBody
+from hb.envelope import RequestsCheckBody, Submission
 from hb.requests_api import DistributionPlan, RequestAllowances, Requests
-from hb.service import JudgeHandler, with_task_grid
+from hb.service import JudgeHandler, RequestFault, with_task_grid
 from tests.hb.conftest import make_config
 
 needs_plan = pytest.mark.skipif(
@@ -91,10 +92,16 @@ def test_shuffle_bijection_is_checked_at_preset_s(layout_handler: JudgeHandler) 
     assert accepted["accepted"] is True
 
 
-def test_sparse_kernels_take_no_operations_yet(layout_handler: JudgeHandler) -> None:
+def test_sparse_kernels_take_a_format_and_refuse_what_a_sparse_array_cannot_take(
+    layout_handler: JudgeHandler,
+) -> None:
     requests = {"operations": [{"action": "format", "array": "A", "to": "csc"}]}
     answer = layout_handler.check(RequestsCheckBody(kernel="spmv", requests=requests))
-    assert answer["accepted"] is False and "sparse kernel" in answer["refusal"]
+    assert answer["accepted"] is True
+    assert {entry["format"] for name, entry in answer["arrays"].items() if name[:2] == "A_"} == {
+        "csc"
+    }
+    assert "const int64_t *restrict A_indptr" in answer["signature"]
     plain = layout_handler.check(RequestsCheckBody(kernel="spmv"))
     assert plain["accepted"] and list(plain["arrays"]) == [
         "A_data",
@@ -103,6 +110,67 @@ def test_sparse_kernels_take_no_operations_yet(layout_handler: JudgeHandler) -> 
         "x",
         "y",
     ]
+    assert plain["signature"] == abi.default_signature(kernels.load_manifest("spmv"), "fp64")
+    for refused, expected in (
+        (
+            {"operations": [{"action": "pad", "array": "A", "digit": "i0", "amount": 1}]},
+            "operations[0] (pad): A is a sparse array (csr); it takes format, replicate and "
+            "place, never a digit operation",
+        ),
+        (
+            {
+                "operations": [
+                    {"action": "format", "array": "A", "to": "ell"},
+                    {"action": "zip", "arrays": ["A_data", "x"], "into": "z"},
+                ]
+            },
+            "operations[1] (zip): A_data is a buffer of the sparse array A; sparse arrays and "
+            "their buffers never regroup",
+        ),
+        (
+            {"operations": [{"action": "format", "array": "y", "to": "ell"}]},
+            "operations[0] (format): y is a dense array; format applies only to the sparse "
+            "arrays of spmv (A)",
+        ),
+    ):
+        answer = layout_handler.check(RequestsCheckBody(kernel="spmv", requests=refused))
+        assert answer["accepted"] is False and answer["refusal"].startswith(expected)
+
+
+GRID = {"startup": {"grid": ["P"]}, "operations": [{"action": "replicate", "array": "A"}]}
+NOT_YET = "distributing a sparse format is not implemented yet"
+
+
+def test_a_sparse_kernel_with_a_grid_is_refused_on_the_distributed_path(tmp_path: Path) -> None:
+    agent = JudgeHandler(
+        make_config(tmp_path / "agent", requests={"allow": ["load", "distribute", "sparse_format"]})
+    )
+    for requests in (GRID, {"startup": {"grid": ["P"]}}):
+        answer = agent.check(RequestsCheckBody(kernel="spmv", requests=requests))
+        assert answer["accepted"] is False
+        assert answer["refusal"].startswith("startup.grid: spmv has the sparse array(s) A")
+        assert NOT_YET in answer["refusal"]
+    for grid in ("task", "agent"):
+        distributed = JudgeHandler(
+            make_config(
+                tmp_path / grid,
+                requests={"allow": ["load", "distribute", "sparse_format"], "grid": grid},
+                mpi={"grade_distributed": True},
+            )
+        )
+        for requests in ({}, {"operations": [{"action": "format", "array": "A", "to": "ell"}]}):
+            answer = distributed.check(RequestsCheckBody(kernel="spmm", requests=requests))
+            assert answer["accepted"] is False
+            assert answer["refusal"].startswith(
+                "startup.grid: this setup grades distributed (mpi.grade_distributed), and spmm "
+                "has the sparse array(s) A"
+            )
+            assert NOT_YET in answer["refusal"]
+    with pytest.raises(RequestFault, match=NOT_YET):
+        agent.grade(
+            Submission(kernel="spmv", source="", preset="S", requests=GRID),
+            "score",
+        )
 
 
 def test_unbuilt_language_is_refused(layout_handler: JudgeHandler) -> None:

@@ -204,6 +204,31 @@ def test_spmm_solution_matches_the_reference(
         np.testing.assert_allclose(run.inputs["C"], want, rtol=FP64.rtol, atol=FP64.atol)
 
 
+def test_spmv_reference_is_the_dense_product_with_empty_rows() -> None:
+    # Rows 0, 3, 4 and the last one hold no entry: each must read 0 (a reduceat over indptr would
+    # repeat the next row's first product there, and fail on a trailing empty row).
+    rng = np.random.default_rng(11)
+    rows, cols = 9, 7
+    dense = rng.uniform(-1.0, 1.0, (rows, cols)) * (rng.random((rows, cols)) < 0.5)
+    dense[[0, 3, 4, rows - 1], :] = 0.0
+    dense[1, 0] = dense[2, cols - 1] = 0.5  # two rows that are surely not empty
+    r, c = np.nonzero(dense)
+    indptr = np.zeros(rows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(r, minlength=rows), out=indptr[1:])
+    x = rng.uniform(-1.0, 1.0, cols)
+    inputs = {
+        "A_data": dense[r, c],
+        "A_indices": c.astype(np.int64),
+        "A_indptr": indptr,
+        "x": x,
+        "y": np.full(rows, np.nan),
+    }
+    sizes = {"M": rows, "N": cols, "nnz": int(r.size)}
+    y = kernels.reference_outputs(SPMV, inputs, sizes, {})["y"]
+    assert (y[[0, 3, 4, rows - 1]] == 0.0).all()
+    np.testing.assert_allclose(y, dense @ x, rtol=1e-14, atol=1e-15)
+
+
 def test_spmm_catalog_inputs_have_uneven_rows_and_the_reference_agrees() -> None:
     sizes = SPMM.preset_sizes("S")
     inputs = kernels.make_inputs(SPMM, sizes, 3, np.dtype(np.float64))

@@ -11,6 +11,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.usis.factory import EXTENT, entry, mini_corpus
 from usis.assemble import AssembleError, assemble, concretize_text
@@ -71,7 +73,7 @@ def fixture_classify(extracted: dict[str, Any]) -> dict[str, Any]:
         "model": "mpi",
         "sources": extracted["sources"],
         "entries": entries,
-        "formal": ASSIGNMENTS,
+        "formal": copy.deepcopy(ASSIGNMENTS),
         "families": {
             "mpi:mpi_fixture_{T}_get": {
                 "types": ["int", {"name": "longlong", "c_type": "long long"}]
@@ -281,3 +283,31 @@ def test_a_model_without_modules_is_skipped_with_a_note(
         build(["cuda"], out_dir=tmp_path, progress=silent)
     with pytest.raises(BuildError, match="unknown models"):
         build(["upc"], out_dir=tmp_path, progress=silent)
+
+
+@settings(max_examples=80)
+@given(st.lists(st.integers(min_value=-1, max_value=7), min_size=1, max_size=8))
+def test_supersedes_inversion_satisfies_its_rule(targets: list[int]) -> None:
+    keys = [f"mpi:mpi_f{index}" for index in range(len(targets))]
+    entries: dict[str, Any] = {}
+    for key, target in zip(keys, targets, strict=True):
+        made = entry("mpi", key.split(":")[1].upper(), None, [])
+        if 0 <= target < len(keys) and keys[target] != key:
+            made["relationships"]["superseded_by"] = keys[target]
+            made["identity"]["deprecated_in"] = "MPI-2.0"
+        entries[key] = made
+    assembled = assemble({"model": "mpi", "sources": [], "entries": entries, "provenance": {}})
+    findings = [f for f in validate_entries(assembled["entries"]) if f.rule == "USIS-C005"]
+    assert findings == []
+    edges = sum(1 for e in entries.values() if e["relationships"]["superseded_by"])
+    inverted = sum(len(e["relationships"]["supersedes"]) for e in assembled["entries"].values())
+    assert edges == inverted
+
+
+@settings(max_examples=80)
+@given(
+    st.text(alphabet="ab_{T} *()", max_size=30),
+    st.sampled_from([("int", "int"), ("longlong", "long long"), ("uint64", "uint64_t")]),
+)
+def test_concretized_text_holds_no_family_token(text: str, pair: tuple[str, str]) -> None:
+    assert "{T}" not in concretize_text(text, *pair)

@@ -141,6 +141,8 @@ GOLDEN: dict[str, dict[str, Any]] = {
         "/identity/api_group": "one_sided",
         "/return/kind": "value",
         "/parameters/0/direction": "inout",
+        "/semantics/formal/data_flow/2/operation_ref": "op:fetch_add",
+        "/semantics/formal/data_flow/3/op": "read_modify_write",
     },
     "nvshmem:nvshmem_int_broadcast": {
         "/semantics/collective/type": "broadcast",

@@ -317,6 +317,15 @@ def test_schema_findings_name_key_and_path() -> None:
     assert "'sideways' is not one of" in findings[0].message
 
 
+def test_schema_findings_inside_any_of_point_at_the_real_problem() -> None:
+    corpus = copy.deepcopy(mini_corpus())
+    bcast(corpus)["bindings"]["c"]["expressible"] = "yes"
+    findings = schema_findings(corpus)
+    assert [(f.key, f.path, f.message) for f in findings] == [
+        ("mpi:mpi_bcast", "bindings.c.expressible", "'yes' is not of type 'boolean'")
+    ]
+
+
 def test_a_malformed_entry_gets_schema_findings_not_a_crash() -> None:
     corpus = copy.deepcopy(mini_corpus())
     del bcast(corpus)["semantics"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import time
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -100,8 +101,14 @@ def cast_source() -> str:
     return "".join(parts)
 
 
-def cast_library(toolchain: Toolchain | None = None) -> ctypes.CDLL:
+@cache
+def _cast_library(toolchain: Toolchain) -> ctypes.CDLL:
     return load_library(cast_source(), toolchain)
+
+
+def cast_library(toolchain: Toolchain | None = None) -> ctypes.CDLL:
+    """The plain cast kernels built with `toolchain` (default: the environment's), once."""
+    return _cast_library(toolchain or Toolchain.from_environment())
 
 
 def _pointer(array: npt.NDArray[Any]) -> ctypes.c_void_p:

@@ -295,7 +295,9 @@ def return_of(
 
 def words_of(name: str) -> list[str]:
     """CamelCase and snake_case words of an API name, lower-cased."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name.replace("_", " "))
+    # `Memcpy3D` reads `memcpy 3d`, not `memcpy3 d`.
+    spaced = re.sub(r"([a-z])([1-3])D", r"\1 \2d ", name.replace("_", " "))
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", spaced)
     spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", spaced)
     words = [word.lower() for word in spaced.split()]
     # `P2P` splits as `p2 p`; it is one word.
@@ -369,13 +371,40 @@ VERB_PHRASES = {
     "malloc": "Allocates memory{rest_with}",
     "join": "Joins {object}{rest_with}",
     "insert": "Inserts {rest} into {object}",
+    "open": "Opens {object}{rest_with}",
+    "close": "Closes {object}{rest_with}",
+    "load": "Loads {object}{rest_with}",
+    "unload": "Unloads {object}",
+    "signal": "Signals {object}{rest_with}",
+    "init": "Initializes {object}{rest_with}",
+    "enumerate": "Lists {rest} of {object}",
+    "exchange": "Exchanges {rest} of {object}",
 }
-VERB_ALIASES = {"getattribute": "get"}
+# The verb alone, for names whose object follows it (cudaGetTextureObjectResourceDesc).
+SIMPLE_VERBS = {
+    "get": "Reports",
+    "set": "Sets",
+    "create": "Creates",
+    "destroy": "Destroys",
+    "register": "Registers",
+    "unregister": "Unregisters",
+    "launch": "Launches",
+    "signal": "Signals",
+    "wait": "Waits on",
+    "import": "Imports",
+    "export": "Exports",
+    "choose": "Chooses",
+    "free": "Frees",
+    "alloc": "Allocates",
+    "init": "Initializes",
+}
 
 
 def cuda_description(name: str) -> str:
     """A one-sentence description from the function's name: verb, object and complement."""
     words = words_of(name.removeprefix("cuda"))
+    if words[0] == "occupancy":
+        return f"Computes an occupancy figure for a kernel: the {' '.join(words[1:])}."
     for index, word in enumerate(words):
         # memcpy/memset/malloc are verbs only at the start (cudaMemcpyAsync); elsewhere they
         # name an object (cudaGraphMemcpyNodeSetParams).
@@ -388,8 +417,14 @@ def cuda_description(name: str) -> str:
             break
     else:
         return f"Runtime call {name}; its name reads: {' '.join(words)}."
-    if verb in ("memcpy", "memset", "malloc") and index == 0:
-        object_words, rest_words = [], words[1:]
+    if verb in ("memcpy", "memset", "malloc"):
+        sentence = VERB_PHRASES[verb].format(
+            object="", rest="", rest_with=(" (" + " ".join(rest_words) + ")") if rest_words else ""
+        )
+        return sentence + "."
+    if not object_words and rest_words and verb in SIMPLE_VERBS:
+        # cudaCreateTextureObject: the words after the verb are its object.
+        return f"{SIMPLE_VERBS[verb]} the {' '.join(rest_words)}."
     the_object = ("the " + " ".join(object_words)) if object_words else "the current device"
     rest = " ".join(rest_words) if rest_words else "the settings"
     rest_with = (" (" + " ".join(rest_words) + ")") if rest_words else ""

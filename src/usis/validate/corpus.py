@@ -26,6 +26,10 @@ def schema_findings(entries: Mapping[str, Any]) -> list[Finding]:
     """Every place the `{key: entry}` map breaks the verbatim schema (Draft 2020-12)."""
     findings = []
     for error in corpus_validator().iter_errors(entries):
+        # For anyOf/oneOf ("X is not valid under any of the given schemas") the sub-error that
+        # reached deepest into the instance says what is actually wrong, and where.
+        while error.context:
+            error = max(error.context, key=lambda sub: len(sub.absolute_path))
         path = list(error.absolute_path)
         if path:
             key, rest = str(path[0]), path[1:]

@@ -36,5 +36,7 @@ def reference(
         arrays["A_indptr"],
         arrays["x"],
     )
-    products = data * x[indices]
-    arrays["y"][...] = np.add.reduceat(products, indptr[:-1]) if products.size else 0
+    # Sum each row's products by row index: empty rows give 0 (np.add.reduceat would not).
+    rows = np.repeat(np.arange(indptr.shape[0] - 1), np.diff(indptr))
+    summed = np.bincount(rows, weights=data * x[indices], minlength=indptr.shape[0] - 1)
+    arrays["y"][...] = summed
