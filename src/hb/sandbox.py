@@ -11,9 +11,10 @@ import resource
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,23 +25,53 @@ SANDBOX_WORKDIR = "/tmp/hb-work"
 
 # Inside fresh mount, network and PID namespaces (as root): the private directory is moved onto a
 # new /tmp so that nothing else there is visible or writable, /var/tmp and /dev/shm are emptied,
-# and the command runs as the unprivileged user. The shell stays the namespace's init (PID 1, which
-# the kernel shields from signals it does not handle, so a submission's abort() would turn into a
-# fault) and reports a signalled child as 128 + signal. unshare's --kill-child ends the whole PID
-# namespace when the judge kills unshare.
+# and the command runs as the unprivileged user. What the child itself must read under the old /tmp
+# (the interpreter and the project, when the checkout lives there) is bound back read-only. The
+# shell stays the namespace's init (PID 1, which the kernel shields from signals it does not
+# handle, so a submission's abort() would turn into a fault) and reports a signalled child as
+# 128 + signal. unshare's --kill-child ends the whole PID namespace when the judge kills unshare.
 _NAMESPACE_SCRIPT = r"""
 set -e
-workdir="$1"; uid="$2"; gid="$3"; shift 3
-mount --bind "$workdir" /mnt
+workdir="$1"; uid="$2"; gid="$3"; keep="$4"; shift 4
+mount -t tmpfs -o size=1m,mode=0700 hb-stage /mnt
+mkdir /mnt/work /mnt/old-tmp
+mount --bind "$workdir" /mnt/work
+mount --bind /tmp /mnt/old-tmp
 mount -t tmpfs -o size=64m,mode=1777 hb-tmp /tmp
 mkdir -p /tmp/hb-work
-mount --move /mnt /tmp/hb-work
+mount --move /mnt/work /tmp/hb-work
+for path in $keep; do
+  relative="${path#/tmp/}"
+  mkdir -p "/tmp/$relative"
+  mount --bind "/mnt/old-tmp/$relative" "/tmp/$relative"
+  mount -o remount,bind,ro "/tmp/$relative"
+done
+umount -l /mnt/old-tmp
+umount -l /mnt
 for d in /var/tmp /dev/shm; do
   if [ -d "$d" ]; then mount -t tmpfs -o size=16m,mode=1777 hb-scratch "$d"; fi
 done
 cd /tmp/hb-work
 setpriv --reuid="$uid" --regid="$gid" --clear-groups -- "$@"
 """
+
+
+@functools.cache
+def paths_kept_under_tmp() -> tuple[str, ...]:
+    """The directories under /tmp that a sandboxed runner must still read once /tmp is private:
+    the interpreter's prefixes and the import path (a checkout or venv that lives in /tmp)."""
+    candidates = {sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path}
+    under_tmp = sorted(
+        str(Path(c).resolve())
+        for c in candidates
+        if c and Path(c).is_dir() and Path(c).resolve().is_relative_to("/tmp")
+    )
+    kept: list[str] = []
+    for path in under_tmp:
+        if path != "/tmp" and not any(Path(path).is_relative_to(k) for k in kept):
+            kept.append(path)
+    # Paths with white space cannot travel through the script's word list; they stay hidden.
+    return tuple(p for p in kept if not any(c.isspace() for c in p))
 
 
 @dataclass(frozen=True)
@@ -197,7 +228,7 @@ def run_sandboxed(
         command = [
             "unshare", "--net", "--mount", "--pid", "--fork", "--kill-child", "--",
             "/bin/sh", "-c", _NAMESPACE_SCRIPT, "hb-sandbox", str(workdir), str(uid), str(limits.gid),
-            *argv,
+            " ".join(paths_kept_under_tmp()), *argv,
         ]  # fmt: skip
         protections = [
             "rlimits", "wall-clock timeout", "private directory", "namespaces", "no network",
@@ -219,33 +250,72 @@ def _run(
         "LANG": "C.UTF-8",
     }
     child_env.update(env or {})
+    ended = run_session(
+        command, workdir, child_env, limits.timeout_s, lambda: _apply_limits(limits), _kill_group,
+        ("stdout.txt", "stderr.txt"), tail_chars=4000,
+    )  # fmt: skip
+    return SandboxResult(
+        returncode=ended.returncode,
+        timed_out=ended.timed_out,
+        wall_s=ended.wall_s,
+        stdout=ended.stdout,
+        stderr=ended.stderr,
+        protections=protections,
+    )
+
+
+@dataclass(frozen=True)
+class SessionEnd:
+    """How a command run by run_session ended: the tails of its output files."""
+
+    returncode: int
+    timed_out: bool
+    wall_s: float
+    stdout: str
+    stderr: str
+
+
+def run_session(
+    command: Sequence[str],
+    workdir: Path,
+    env: Mapping[str, str],
+    timeout_s: float,
+    preexec_fn: Callable[[], None],
+    end_group: Callable[[int], None],
+    output_names: tuple[str, str],
+    tail_chars: int,
+) -> SessionEnd:
+    """Run `command` in `workdir` as the leader of a new session (so one signal to its process
+    group reaches all it starts), stdout and stderr to the files `output_names` there, with a
+    wall-clock limit; `end_group(pid)` runs on timeout and after every run, so nothing it started
+    outlives it. Used by the sandbox and by the MPI launcher."""
     started = time.monotonic()
-    with open(workdir / "stdout.txt", "wb") as out, open(workdir / "stderr.txt", "wb") as err:
+    out_path, err_path = workdir / output_names[0], workdir / output_names[1]
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
         process = subprocess.Popen(
-            command,
+            list(command),
             cwd=workdir,
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,
-            env=child_env,
+            env=dict(env),
             start_new_session=True,
-            preexec_fn=lambda: _apply_limits(limits),
+            preexec_fn=preexec_fn,
         )
         timed_out = False
         try:
-            process.wait(timeout=limits.timeout_s)
+            process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
         finally:
-            _kill_group(process.pid)
+            end_group(process.pid)
             process.wait()
-    return SandboxResult(
+    return SessionEnd(
         returncode=process.returncode,
         timed_out=timed_out,
         wall_s=time.monotonic() - started,
-        stdout=_tail(workdir / "stdout.txt"),
-        stderr=_tail(workdir / "stderr.txt"),
-        protections=protections,
+        stdout=_tail(out_path, tail_chars),
+        stderr=_tail(err_path, tail_chars),
     )
 
 
@@ -256,7 +326,7 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-def _tail(path: Path, limit: int = 4000) -> str:
+def _tail(path: Path, limit: int) -> str:
     try:
         with open(path, "rb") as handle:
             handle.seek(0, os.SEEK_END)

@@ -441,6 +441,46 @@ def _is_whole(pointer: PointerState, digit: Digit) -> bool:
     )
 
 
+def _amount(
+    state: ProgramState,
+    pointer: PointerState,
+    value: int | str,
+    entry: str,
+    what: str,
+    least: int,
+) -> tuple[Expr, int | None]:
+    """A factor, parts or amount of an operation and its value where the sizes fix it; refused
+    when that value is below `least`."""
+    amount = user_expr(state, pointer, value, entry, what)
+    amount_value = value_of(state, pointer, amount)
+    if amount_value is not None and amount_value < least:
+        raise RequestError(
+            f"{what} {value!r} is {amount_value}; it must be at least {least}", entry=entry
+        )
+    return amount, amount_value
+
+
+def _and_live(cells: Sequence[CellMap], live: Expr | None) -> tuple[CellMap, ...]:
+    """The cell maps with one more live condition (none when `live` is None)."""
+    if live is None:
+        return tuple(cells)
+    return tuple(replace(c, live=(*c.live, live)) for c in cells)
+
+
+def _with_cells(
+    state: ProgramState, pointer: PointerState, cells: Sequence[CellMap]
+) -> ProgramState:
+    """The state with `pointer` holding `cells`, their always-true conditions pruned."""
+    return state.with_pointer(replace(pointer, cells=_prune_live(pointer, cells)))
+
+
+def _single_node_only(state: ProgramState, action: str, entry: str) -> None:
+    if state.grid:
+        raise RequestError(
+            f"{action} is single-node only; it is refused with startup.grid", entry=entry
+        )
+
+
 # ---------------------------------------------------------------------------------------------
 # One function per operation: (state, operation, entry) -> state
 
@@ -521,12 +561,7 @@ def block(state: ProgramState, op: Block, entry: str) -> ProgramState:
     _not_distributed(pointer, [op.digit], entry)
     coarse_name, fine_name = op.into
     _check_new_names(state, pointer, op.into, entry, keep=[op.digit])
-    factor = user_expr(state, pointer, op.factor, entry, "factor")
-    factor_value = value_of(state, pointer, factor)
-    if factor_value is not None and factor_value < 1:
-        raise RequestError(
-            f"factor {op.factor!r} is {factor_value}; it must be at least 1", entry=entry
-        )
+    factor, factor_value = _amount(state, pointer, op.factor, entry, "factor", least=1)
     extent_value = value_of(state, pointer, digit.extent)
     outermost = digit.dim is None or pointer.dims[digit.dim][0] == digit.name
     divides = (
@@ -543,9 +578,7 @@ def block(state: ProgramState, op: Block, entry: str) -> ProgramState:
     )
     merged = E.add(E.mul(Sym(coarse_name), factor), Sym(fine_name))
     live = None if divides else E.binary("<", merged, digit.extent)
-    cells = _substituted(pointer, {op.digit: merged})
-    if live is not None:
-        cells = tuple(replace(c, live=(*c.live, live)) for c in cells)
+    cells = _and_live(_substituted(pointer, {op.digit: merged}), live)
     new_digits = [Digit(coarse_name, coarse_extent, digit.dim), Digit(fine_name, factor, digit.dim)]
     cut = Cut("block", coarse_name, fine_name, factor, digit, _is_whole(pointer, digit), live)
     updated = replace(
@@ -554,7 +587,7 @@ def block(state: ProgramState, op: Block, entry: str) -> ProgramState:
         dims=_replace_in_dims(pointer, op.digit, [coarse_name, fine_name]),
         cuts=(*_drop_cuts(pointer, [op.digit]), cut),
     )
-    return state.with_pointer(replace(updated, cells=_prune_live(updated, cells)))
+    return _with_cells(state, updated, cells)
 
 
 def _the_cut(
@@ -612,22 +645,35 @@ def _merge_pair(
     return digits, tuple(dims)
 
 
-def unblock(state: ProgramState, op: Unblock, entry: str) -> ProgramState:
+def _undo_cut(
+    state: ProgramState, op: Unblock | Unsplit, entry: str
+) -> tuple[PointerState, Cut, tuple[CellMap, ...]]:
+    """What unblock and unsplit share: find the block or split that made op.digits, merge the
+    pair back into op.into, and drop the live condition the cut added. Returns the pointer with
+    its merged digits (cells not yet rewritten), the cut, and the cells to substitute into."""
+    if isinstance(op, Unblock):
+        kind, what, value = "block", "factor", op.factor
+    else:
+        kind, what, value = "split", "parts", op.parts
     pointer = state.pointer(op.array, entry)
     _dense_for_digits(state, pointer, entry)
     for name in op.digits:
         _find_digit(pointer, name, entry)
     _not_distributed(pointer, op.digits, entry)
-    factor = user_expr(state, pointer, op.factor, entry, "factor")
-    cut = _the_cut(pointer, "block", op.digits, factor, state, entry)
+    amount = user_expr(state, pointer, value, entry, what)
+    cut = _the_cut(pointer, kind, op.digits, amount, state, entry)
     _check_new_names(state, pointer, [op.into], entry, keep=op.digits)
     digits, dims = _merge_pair(pointer, cut, op.into, entry)
     cells = tuple(replace(c, live=tuple(x for x in c.live if x != cut.live)) for c in pointer.cells)
+    updated = replace(pointer, digits=digits, dims=dims, cuts=_drop_cuts(pointer, op.digits))
+    return updated, cut, cells
+
+
+def unblock(state: ProgramState, op: Unblock, entry: str) -> ProgramState:
+    updated, cut, cells = _undo_cut(state, op, entry)
     x = Sym(op.into)
     mapping = {cut.outer: E.floordiv(x, cut.amount), cut.inner: E.mod(x, cut.amount)}
-    updated = replace(pointer, digits=digits, dims=dims, cuts=_drop_cuts(pointer, op.digits))
-    cells = tuple(c.substitute(mapping) for c in cells)
-    return state.with_pointer(replace(updated, cells=_prune_live(updated, cells)))
+    return _with_cells(state, updated, tuple(c.substitute(mapping) for c in cells))
 
 
 def split(state: ProgramState, op: Split, entry: str) -> ProgramState:
@@ -644,12 +690,7 @@ def split(state: ProgramState, op: Split, entry: str) -> ProgramState:
         )
     band, offset = op.into
     _check_new_names(state, pointer, op.into, entry, keep=[op.digit])
-    parts = user_expr(state, pointer, op.parts, entry, "parts")
-    parts_value = value_of(state, pointer, parts)
-    if parts_value is not None and parts_value < 1:
-        raise RequestError(
-            f"parts {op.parts!r} is {parts_value}; it must be at least 1", entry=entry
-        )
+    parts, parts_value = _amount(state, pointer, op.parts, entry, "parts", least=1)
     extent_value = value_of(state, pointer, digit.extent)
     exact = parts_value is not None and extent_value is not None and extent_value % parts_value == 0
     quotient = E.floordiv(digit.extent, parts)
@@ -665,9 +706,7 @@ def split(state: ProgramState, op: Split, entry: str) -> ProgramState:
         if exact
         else E.binary("<", Sym(offset), E.add(quotient, E.binary("<", Sym(band), remainder)))
     )
-    cells = _substituted(pointer, {op.digit: merged})
-    if live is not None:
-        cells = tuple(replace(c, live=(*c.live, live)) for c in cells)
+    cells = _and_live(_substituted(pointer, {op.digit: merged}), live)
     offset_extent = quotient if exact else E.ceil_div(digit.extent, parts)
     new_digits = [Digit(band, parts, digit.dim), Digit(offset, offset_extent, digit.dim)]
     cut = Cut(
@@ -688,20 +727,11 @@ def split(state: ProgramState, op: Split, entry: str) -> ProgramState:
         dims=_replace_in_dims(pointer, op.digit, [band, offset]),
         cuts=(*_drop_cuts(pointer, [op.digit]), cut),
     )
-    return state.with_pointer(replace(updated, cells=_prune_live(updated, cells)))
+    return _with_cells(state, updated, cells)
 
 
 def unsplit(state: ProgramState, op: Unsplit, entry: str) -> ProgramState:
-    pointer = state.pointer(op.array, entry)
-    _dense_for_digits(state, pointer, entry)
-    for name in op.digits:
-        _find_digit(pointer, name, entry)
-    _not_distributed(pointer, op.digits, entry)
-    parts = user_expr(state, pointer, op.parts, entry, "parts")
-    cut = _the_cut(pointer, "split", op.digits, parts, state, entry)
-    _check_new_names(state, pointer, [op.into], entry, keep=op.digits)
-    digits, dims = _merge_pair(pointer, cut, op.into, entry)
-    cells = tuple(replace(c, live=tuple(x for x in c.live if x != cut.live)) for c in pointer.cells)
+    updated, cut, cells = _undo_cut(state, op, entry)
     x = Sym(op.into)
     q, r = cut.quotient, cut.remainder
     if cut.exact:
@@ -719,45 +749,32 @@ def unsplit(state: ProgramState, op: Unsplit, entry: str) -> ProgramState:
         )
         start = E.add(E.mul(band_of_x, q), E.call("min", (band_of_x, r)))
         mapping = {cut.outer: band_of_x, cut.inner: E.sub(x, start)}
-    updated = replace(pointer, digits=digits, dims=dims, cuts=_drop_cuts(pointer, op.digits))
-    cells = tuple(c.substitute(mapping) for c in cells)
-    return state.with_pointer(replace(updated, cells=_prune_live(updated, cells)))
+    return _with_cells(state, updated, tuple(c.substitute(mapping) for c in cells))
 
 
 def pad(state: ProgramState, op: Pad, entry: str) -> ProgramState:
     pointer = state.pointer(op.array, entry)
     _dense_for_digits(state, pointer, entry)
     digit = _find_digit(pointer, op.digit, entry)
-    amount = user_expr(state, pointer, op.amount, entry, "amount")
-    amount_value = value_of(state, pointer, amount)
-    if amount_value is not None and amount_value < 0:
-        raise RequestError(
-            f"amount {op.amount!r} is {amount_value}; it must be at least 0", entry=entry
-        )
+    amount, _ = _amount(state, pointer, op.amount, entry, "amount", least=0)
     live = E.binary("<", Sym(op.digit), digit.extent)
     padded = replace(
         digit, extent=E.add(digit.extent, amount), dead_tail=E.add(digit.dead_tail, amount)
     )
-    cells = tuple(replace(c, live=(*c.live, live)) for c in pointer.cells)
     updated = replace(
         pointer,
         digits=_replace_digit(pointer, op.digit, [padded]),
         cuts=_drop_cuts(pointer, [op.digit]),
     )
-    return state.with_pointer(replace(updated, cells=_prune_live(updated, cells)))
+    return _with_cells(state, updated, _and_live(pointer.cells, live))
 
 
 def unpad(state: ProgramState, op: Unpad, entry: str) -> ProgramState:
     pointer = state.pointer(op.array, entry)
     _dense_for_digits(state, pointer, entry)
     digit = _find_digit(pointer, op.digit, entry)
-    amount = user_expr(state, pointer, op.amount, entry, "amount")
-    amount_value = value_of(state, pointer, amount)
+    amount, amount_value = _amount(state, pointer, op.amount, entry, "amount", least=0)
     tail_value = value_of(state, pointer, digit.dead_tail)
-    if amount_value is not None and amount_value < 0:
-        raise RequestError(
-            f"amount {op.amount!r} is {amount_value}; it must be at least 0", entry=entry
-        )
     provably_dead = amount == digit.dead_tail or (
         amount_value is not None and tail_value is not None and amount_value <= tail_value
     )
@@ -775,7 +792,7 @@ def unpad(state: ProgramState, op: Unpad, entry: str) -> ProgramState:
         digits=_replace_digit(pointer, op.digit, [trimmed]),
         cuts=_drop_cuts(pointer, [op.digit]),
     )
-    return state.with_pointer(replace(updated, cells=_prune_live(updated, pointer.cells)))
+    return _with_cells(state, updated, pointer.cells)
 
 
 def _shuffled_extents(
@@ -836,10 +853,7 @@ def check_bijection(
 
 
 def shuffle(state: ProgramState, op: Shuffle, entry: str) -> ProgramState:
-    if state.grid:
-        raise RequestError(
-            "shuffle is single-node only; it is refused with startup.grid", entry=entry
-        )
+    _single_node_only(state, "shuffle", entry)
     pointer = state.pointer(op.array, entry)
     _dense_for_digits(state, pointer, entry)
     for name in op.digits:
@@ -867,9 +881,7 @@ def shuffle(state: ProgramState, op: Shuffle, entry: str) -> ProgramState:
         replace(d, dead_tail=Const(0)) if d.name in op.digits else d for d in pointer.digits
     )
     updated = replace(pointer, digits=digits, cuts=_drop_cuts(pointer, op.digits))
-    return state.with_pointer(
-        replace(updated, cells=_prune_live(updated, _substituted(pointer, mapping)))
-    )
+    return _with_cells(state, updated, _substituted(pointer, mapping))
 
 
 def gf2_inverse(matrix: Sequence[Sequence[int]]) -> list[list[int]] | None:
@@ -891,10 +903,7 @@ def gf2_inverse(matrix: Sequence[Sequence[int]]) -> list[list[int]] | None:
 
 
 def linear_shuffle(state: ProgramState, op: LinearShuffle, entry: str) -> ProgramState:
-    if state.grid:
-        raise RequestError(
-            "linear_shuffle is single-node only; it is refused with startup.grid", entry=entry
-        )
+    _single_node_only(state, "linear_shuffle", entry)
     pointer = state.pointer(op.array, entry)
     _dense_for_digits(state, pointer, entry)
     for name, bits in zip(op.digits, op.bits, strict=True):
@@ -966,8 +975,7 @@ def _union_intent(intents: Sequence[str]) -> str:
 
 
 def zip_arrays(state: ProgramState, op: Zip, entry: str) -> ProgramState:
-    if state.grid:
-        raise RequestError("zip is single-node only; it is refused with startup.grid", entry=entry)
+    _single_node_only(state, "zip", entry)
     fields = [state.pointer(name, entry) for name in op.arrays]
     for pointer in fields:
         if pointer.sparse or pointer.index:
@@ -1093,10 +1101,7 @@ def _part_along(pointer: PointerState, dim: int, k: int, name: str) -> PointerSt
 
 
 def unzip(state: ProgramState, op: Unzip, entry: str) -> ProgramState:
-    if state.grid:
-        raise RequestError(
-            "unzip is single-node only; it is refused with startup.grid", entry=entry
-        )
+    _single_node_only(state, "unzip", entry)
     pointer = state.pointer(op.array, entry)
     if pointer.sparse or pointer.index:
         kind = "sparse" if pointer.sparse else "index"
@@ -1332,10 +1337,8 @@ SINGLE_NODE_ONLY = ("pad", "unpad", "shuffle", "linear_shuffle", "zip", "unzip")
 def apply_operation(state: ProgramState, operation: Any, index: int) -> ProgramState:
     """The state after one operation; RequestError naming `operations[index] (action)`."""
     entry = entry_label(index, operation.action)
-    if state.grid and operation.action in SINGLE_NODE_ONLY:
-        raise RequestError(
-            f"{operation.action} is single-node only; it is refused with startup.grid", entry=entry
-        )
+    if operation.action in SINGLE_NODE_ONLY:
+        _single_node_only(state, operation.action, entry)
     try:
         result: ProgramState = OPERATIONS[operation.action](state, operation, entry)
     except E.ExprError as error:

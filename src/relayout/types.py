@@ -3,7 +3,7 @@ alignment, whether it is floating and whether a cast may target it. Rounding liv
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import ml_dtypes
@@ -67,6 +67,11 @@ def _scalar(
     )
 
 
+def _complex(name: str, numpy_type: Any, c_type: str, real_part: str) -> ElementType:
+    """A complex type: its parts are `real_part` values; no cast targets it (not floating)."""
+    return replace(_scalar(name, numpy_type, c_type, False), complex=True, real_part=real_part)
+
+
 ELEMENT_TYPES: dict[str, ElementType] = {
     entry.name: entry
     for entry in (
@@ -84,28 +89,8 @@ ELEMENT_TYPES: dict[str, ElementType] = {
         _scalar("uint16", np.uint16, "uint16_t", False),
         _scalar("uint32", np.uint32, "uint32_t", False),
         _scalar("uint64", np.uint64, "uint64_t", False),
-        ElementType(
-            name="complex64",
-            numpy=np.complex64,
-            c_type="float _Complex",
-            c_member_type="float _Complex",
-            size=8,
-            alignment=np.dtype(np.complex64).alignment,
-            floating=False,
-            complex=True,
-            real_part="fp32",
-        ),
-        ElementType(
-            name="complex128",
-            numpy=np.complex128,
-            c_type="double _Complex",
-            c_member_type="double _Complex",
-            size=16,
-            alignment=np.dtype(np.complex128).alignment,
-            floating=False,
-            complex=True,
-            real_part="fp64",
-        ),
+        _complex("complex64", np.complex64, "float _Complex", "fp32"),
+        _complex("complex128", np.complex128, "double _Complex", "fp64"),
     )
 }
 

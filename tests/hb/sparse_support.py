@@ -12,8 +12,18 @@ import numpy as np
 
 from hb import kernels
 
-# The reference C solutions, one per format: solutions/<kernel>_<format>.c.
-SOLUTIONS = {name: kernels.CATALOG_DIR / name / "solutions" for name in ("spmv", "spmm")}
+
+def _solution_sources(kernel: str) -> dict[str, Path]:
+    # The kernel's solution.c is the csr (default format) solution as well as the baseline, so
+    # solutions/ holds only the other formats' <kernel>_<format>.c.
+    folder = kernels.CATALOG_DIR / kernel / "solutions"
+    sources = {p.stem.removeprefix(f"{kernel}_"): p for p in folder.glob(f"{kernel}_*.c")}
+    return {"csr": kernels.CATALOG_DIR / kernel / "solution.c", **sources}
+
+
+# The reference C solutions of spmv and spmm, one per format: kernel -> format -> source file.
+SOLUTIONS = {kernel: _solution_sources(kernel) for kernel in ("spmv", "spmm")}
+SPMM_FORMATS = sorted(SOLUTIONS["spmm"])
 
 # The format operation's fields, beyond action / array / to, that each format is tested with.
 FORMAT_FIELDS: dict[str, list[dict[str, Any]]] = {
@@ -66,9 +76,9 @@ def dense_of(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, shape) -
     return dense
 
 
-def build_solution(source: Path, out_dir: Path) -> ctypes.CDLL:
-    """The solution built with gcc -O2 -fopenmp into a shared library and loaded."""
-    library = out_dir / f"lib{source.stem}.so"
+def build_solution(source: Path, out_dir: Path, name: str) -> ctypes.CDLL:
+    """The solution built with gcc -O2 -fopenmp into out_dir/lib<name>.so and loaded."""
+    library = out_dir / f"lib{name}.so"
     subprocess.run(
         ["gcc", "-O2", "-fopenmp", "-shared", "-fPIC", "-Wall", "-Werror", "-o", str(library),
          str(source), "-lm"],

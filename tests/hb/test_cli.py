@@ -23,29 +23,21 @@ def config_file(tmp_path: Path) -> Path:
     return path
 
 
+def hb(config_file: Path, *words: str) -> int:
+    """`hb --config <config_file> <words>`: the command's exit status."""
+    return cli.main(["--config", str(config_file), *words])
+
+
 def test_submit_check_tasks_grades(
     config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = tmp_path / "scaled_add.c"
     source.write_text(kernels.solution_source("scaled_add"))
-    assert (
-        cli.main(
-            [
-                "--config",
-                str(config_file),
-                "submit",
-                str(source),
-                "--kernel",
-                "scaled_add",
-                "--preset",
-                "S",
-            ]
-        )
-        == 0
-    )
+    assert hb(config_file, "submit", str(source), "--kernel", "scaled_add", "--preset", "S") == 0
     table = capsys.readouterr().out
     assert "correct         True" in table and "speedup" in table
 
+    # --config after the subcommand is read as well.
     assert (
         cli.main(
             [
@@ -66,39 +58,15 @@ def test_submit_check_tasks_grades(
     requests.write_text(
         json.dumps({"operations": [{"action": "cast", "array": "x", "to": "fp16"}]})
     )
-    assert (
-        cli.main(
-            [
-                "--config",
-                str(config_file),
-                "check",
-                "--kernel",
-                "scaled_add",
-                "--requests",
-                str(requests),
-            ]
-        )
-        == 1
-    )
+    assert hb(config_file, "check", "--kernel", "scaled_add", "--requests", str(requests)) == 1
     assert "fp16" in json.loads(capsys.readouterr().out)["refusal"]
-    assert (
-        cli.main(
-            [
-                "--config",
-                str(config_file),
-                "submit",
-                str(source),
-                "--kernel",
-                "scaled_add",
-                "--requests",
-                str(requests),
-            ]
-        )
-        == 2
+    status = hb(
+        config_file, "submit", str(source), "--kernel", "scaled_add", "--requests", str(requests)
     )
+    assert status == 2
     assert "refused: operations[0] (cast)" in capsys.readouterr().err
 
-    assert cli.main(["--config", str(config_file), "grades"]) == 0
+    assert hb(config_file, "grades") == 0
     listed = capsys.readouterr().out.splitlines()
     assert (
         listed[0].split()[:3] == ["id", "kernel", "preset"] and len(listed) == 4
@@ -113,7 +81,7 @@ def test_unknown_kernel(
 ) -> None:
     source = tmp_path / "x.c"
     source.write_text("")
-    assert cli.main(["--config", str(config_file), "submit", str(source), "--kernel", "nope"]) == 2
+    assert hb(config_file, "submit", str(source), "--kernel", "nope") == 2
     assert "unknown kernel 'nope'" in capsys.readouterr().err
 
 

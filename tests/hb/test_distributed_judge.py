@@ -286,8 +286,13 @@ def test_a_hanging_rank_fails_within_the_sandbox_timeout(data_dir: Path) -> None
     assert _processes_under(config.sandbox_dir) == []
 
 
-def write_config(data_dir: Path, path: Path, ranks: int = 2) -> Path:
-    path.write_text(
+def cli_files(
+    data_dir: Path, directory: Path, source: str, requests: dict[str, Any], ranks: int = 2
+) -> tuple[Path, Path, Path]:
+    """What `hb --config ... submit / check / scale` read, written in `directory`: the config
+    (distributed requests allowed, `ranks` ranks), the C source and the request's JSON."""
+    config = directory / "config.yaml"
+    config.write_text(
         yaml.safe_dump(
             {
                 "data_dir": str(data_dir),
@@ -298,17 +303,19 @@ def write_config(data_dir: Path, path: Path, ranks: int = 2) -> Path:
             }
         )
     )
-    return path
+    source_file = directory / "solution_mpi.c"
+    source_file.write_text(source)
+    requests_file = directory / "requests.json"
+    requests_file.write_text(json.dumps(requests))
+    return config, source_file, requests_file
 
 
 def test_cli_submit_check_and_scale(
     data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config = write_config(data_dir, tmp_path / "config.yaml")
-    source = tmp_path / "solution_mpi.c"
-    source.write_text(SCALED_ADD)
-    requests = tmp_path / "requests.json"
-    requests.write_text(json.dumps(scaled_add_request("cyclic")))
+    config, source, requests = cli_files(
+        data_dir, tmp_path, SCALED_ADD, scaled_add_request("cyclic")
+    )
 
     status = cli.main(
         ["--config", str(config), "submit", str(source), "--kernel", "scaled_add",
@@ -344,11 +351,7 @@ def test_cli_submit_check_and_scale(
 def test_cli_scale_skips_a_point_the_grid_does_not_span(
     data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config = write_config(data_dir, tmp_path / "config.yaml")
-    source = tmp_path / "solution_mpi.c"
-    source.write_text(MAT_SCALED_ADD)
-    requests = tmp_path / "requests.json"
-    requests.write_text(json.dumps(MAT_BLOCK_CYCLIC))
+    config, source, requests = cli_files(data_dir, tmp_path, MAT_SCALED_ADD, MAT_BLOCK_CYCLIC)
     status = cli.main(
         ["--config", str(config), "scale", "mat_scaled_add", str(source), "--requests",
          str(requests), "--ranks", "1,2", "--reps", "1", "--out", str(tmp_path / "out")]

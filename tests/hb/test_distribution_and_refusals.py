@@ -158,8 +158,8 @@ def test_a_sparse_kernel_with_a_grid_is_refused_on_the_distributed_path(tmp_path
                 mpi={"grade_distributed": True},
             )
         )
-        for requests in ({}, {"operations": [{"action": "format", "array": "A", "to": "ell"}]}):
-            answer = distributed.check(RequestsCheckBody(kernel="spmm", requests=requests))
+        for document in ({}, {"operations": [{"action": "format", "array": "A", "to": "ell"}]}):
+            answer = distributed.check(RequestsCheckBody(kernel="spmm", requests=document))
             assert answer["accepted"] is False
             assert answer["refusal"].startswith(
                 "startup.grid: this setup grades distributed (mpi.grade_distributed), and spmm "

@@ -4,7 +4,9 @@ with the reason, and the service keeps answering. Limits here are tight so the m
 
 from __future__ import annotations
 
+import shutil
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -155,12 +157,35 @@ def test_protections_are_reported(hostile_client: TestClient) -> None:
 def test_the_child_sees_its_own_uid_and_tmp(tmp_path: Path) -> None:
     limits = sandbox.Limits(timeout_s=10)
     result = sandbox.run_sandboxed(
-        ["/bin/sh", "-c", "id -u; ls -A /tmp; pwd"], tmp_path / "box", limits
+        ["/bin/sh", "-c", "id -u; ls -A /tmp | tr '\\n' ' '; echo; pwd"], tmp_path / "box", limits
     )
     uid, listing, cwd = result.stdout.split("\n")[:3]
     assert result.returncode == 0
     assert limits.uid_base <= int(uid) < limits.uid_base + limits.uid_count
-    assert listing == "hb-work" and cwd == sandbox.SANDBOX_WORKDIR
+    # Beside its own directory the child sees only what it must read (a checkout under /tmp).
+    kept = {Path(p).relative_to("/tmp").parts[0] for p in sandbox.paths_kept_under_tmp()}
+    assert set(listing.split()) == {"hb-work", *kept} and cwd == sandbox.SANDBOX_WORKDIR
+
+
+@pytest.mark.skipif(not sandbox.namespaces_available(), reason="needs root and unshare")
+def test_what_the_runner_reads_under_tmp_stays_visible_and_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = Path(tempfile.mkdtemp(prefix="hb-kept-", dir="/tmp"))
+    try:
+        kept.chmod(0o755)
+        (kept / "module.py").write_text("visible\n")
+        (kept / "module.py").chmod(0o644)
+        monkeypatch.setattr(sandbox, "paths_kept_under_tmp", lambda: (str(kept),))
+        script = f"cat {kept}/module.py; (touch {kept}/new && echo writable) 2>/dev/null || echo read-only; ls -A /tmp"
+        result = sandbox.run_sandboxed(
+            ["/bin/sh", "-c", script], tmp_path / "box", sandbox.Limits(timeout_s=10)
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.split() == ["visible", "read-only", kept.name, "hb-work"]
+        assert not (kept / "new").exists()
+    finally:
+        shutil.rmtree(kept)
 
 
 def test_without_namespaces_the_limits_still_apply(

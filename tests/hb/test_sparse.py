@@ -19,6 +19,7 @@ from hb.requests_api import RequestAllowances, Requests
 from relayout.sparse_formats import FORMATS, canonical_csr, to_csr
 from tests.hb.sparse_support import (
     SOLUTIONS,
+    SPMM_FORMATS,
     build_solution,
     call_kernel,
     dense_of,
@@ -29,24 +30,22 @@ from tests.hb.sparse_support import (
 
 SPMV = kernels.load_manifest("spmv")
 SPMM = kernels.load_manifest("spmm")
-SPMM_FORMATS = sorted(p.stem.removeprefix("spmm_") for p in SOLUTIONS["spmm"].glob("spmm_*.c"))
 FP64 = TOLERANCE_MATRIX["fp64"]
 
 
 @pytest.fixture(scope="session")
 def solution_libraries(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ctypes.CDLL]:
-    """Every reference solution of solutions/, built once: keyed spmv_<format>, spmm_<format>."""
+    """Every format's reference solution, built once: keyed spmv_<format>, spmm_<format>."""
     out = tmp_path_factory.mktemp("sparse-solutions")
     return {
-        source.stem: build_solution(source, out)
-        for folder in SOLUTIONS.values()
-        for source in sorted(folder.glob("*.c"))
+        f"{kernel}_{to}": build_solution(source, out, f"{kernel}_{to}")
+        for kernel, sources in SOLUTIONS.items()
+        for to, source in sorted(sources.items())
     }
 
 
 def test_every_format_has_an_spmv_solution_and_spmm_the_required_ones() -> None:
-    spmv = {p.stem.removeprefix("spmv_") for p in SOLUTIONS["spmv"].glob("spmv_*.c")}
-    assert spmv == set(FORMATS)
+    assert set(SOLUTIONS["spmv"]) == set(FORMATS)
     assert {"csr", "ell", "sell_c_sigma"} <= set(SPMM_FORMATS)
 
 

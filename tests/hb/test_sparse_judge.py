@@ -23,14 +23,13 @@ from hb.requests_api import Requests
 from hb.service import JudgeHandler, create_app
 from relayout.sparse_formats import FORMATS
 from tests.hb.conftest import make_config
-from tests.hb.sparse_support import SOLUTIONS, field_sets, format_request
+from tests.hb.sparse_support import SOLUTIONS, SPMM_FORMATS, field_sets, format_request
 
-SPMM_FORMATS = sorted(p.stem.removeprefix("spmm_") for p in SOLUTIONS["spmm"].glob("spmm_*.c"))
 CASES = [("spmv", to) for to in sorted(FORMATS)] + [("spmm", to) for to in SPMM_FORMATS]
 
 
 def solution(kernel: str, to: str) -> str:
-    return (SOLUTIONS[kernel] / f"{kernel}_{to}.c").read_text()
+    return SOLUTIONS[kernel][to].read_text()
 
 
 def echoed(document: dict[str, Any]) -> dict[str, Any]:

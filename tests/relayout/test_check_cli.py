@@ -11,6 +11,7 @@ import pytest
 
 from relayout import ArraySpec, RequestError, Requests, parse_arrays, requests_schema_text
 from relayout.cli import main, read_examples, run_example
+from tests.relayout.spec_request import spec_request
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYOUT_DOC = ROOT / "docs" / "layout.md"
@@ -27,22 +28,7 @@ SPEC_PLAN = {
         "x": {"replicated": True},
     },
 }
-SPEC_REQUEST = {
-    "startup": {"load": ["openblas"], "grid": ["root(P, 2)", "root(P, 2)"]},
-    "operations": [
-        {"action": "cast", "array": "A", "to": "fp32"},
-        {
-            "action": "distribute",
-            "array": "A",
-            "grid_dim": 0,
-            "dim": 0,
-            "scheme": "block_cyclic",
-            "block_size": 32,
-        },
-        {"action": "replicate", "array": "x"},
-        {"action": "place", "array": "A", "on": "device"},
-    ],
-}
+SPEC_REQUEST = spec_request(["root(P, 2)", "root(P, 2)"])
 
 
 def test_array_specs() -> None:

@@ -95,6 +95,31 @@ def sanitizer_runtime() -> str | None:
     return path if os.path.isabs(path) and os.path.exists(path) else None
 
 
+def run_sanitized(
+    script: str, tmp_path: Path, **environment: str
+) -> subprocess.CompletedProcess[str]:
+    """`script` in a child Python with the sanitizer runtime preloaded, a private build cache and
+    this checkout importable, `environment` added; the test is skipped where gcc has no runtime."""
+    runtime = sanitizer_runtime()
+    if runtime is None:
+        pytest.skip("gcc has no AddressSanitizer runtime (libasan.so) on this machine")
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={
+            **os.environ,
+            "LD_PRELOAD": runtime,
+            "RELAYOUT_CACHE_DIR": str(tmp_path / "cache"),
+            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
+            **environment,
+        },
+        cwd=ROOT,
+        timeout=600,
+        check=False,
+    )
+
+
 SANITIZED_RUN = textwrap.dedent(
     """
     from tests.relayout.convert_support.programs import compare_with_reference
@@ -120,26 +145,12 @@ SANITIZED_RUN = textwrap.dedent(
 
 
 def test_sanitized_kernels_report_nothing(tmp_path: Path) -> None:
-    runtime = sanitizer_runtime()
-    if runtime is None:
-        pytest.skip("gcc has no AddressSanitizer runtime (libasan.so) on this machine")
-    environment = {
-        **os.environ,
-        "LD_PRELOAD": runtime,
-        "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1",
-        "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1",
-        "RELAYOUT_CACHE_DIR": str(tmp_path / "cache"),
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
-        "OMP_NUM_THREADS": "2",
-    }
-    result = subprocess.run(
-        [sys.executable, "-c", SANITIZED_RUN],
-        capture_output=True,
-        text=True,
-        env=environment,
-        cwd=ROOT,
-        timeout=600,
-        check=False,
+    result = run_sanitized(
+        SANITIZED_RUN,
+        tmp_path,
+        ASAN_OPTIONS="detect_leaks=0:abort_on_error=1",
+        UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1",
+        OMP_NUM_THREADS="2",
     )
     report = result.stdout + result.stderr
     assert result.returncode == 0, report[-4000:]
@@ -163,24 +174,6 @@ PLANTED_BUG = textwrap.dedent(
 
 
 def test_the_sanitized_build_catches_a_planted_overrun(tmp_path: Path) -> None:
-    runtime = sanitizer_runtime()
-    if runtime is None:
-        pytest.skip("gcc has no AddressSanitizer runtime (libasan.so) on this machine")
-    environment = {
-        **os.environ,
-        "LD_PRELOAD": runtime,
-        "ASAN_OPTIONS": "detect_leaks=0",
-        "RELAYOUT_CACHE_DIR": str(tmp_path / "cache"),
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
-    }
-    result = subprocess.run(
-        [sys.executable, "-c", PLANTED_BUG],
-        capture_output=True,
-        text=True,
-        env=environment,
-        cwd=ROOT,
-        timeout=600,
-        check=False,
-    )
+    result = run_sanitized(PLANTED_BUG, tmp_path, ASAN_OPTIONS="detect_leaks=0")
     assert "NOT-CAUGHT" not in result.stdout
     assert "AddressSanitizer" in result.stderr and "heap-buffer-overflow" in result.stderr

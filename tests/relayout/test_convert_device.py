@@ -7,17 +7,19 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from relayout import Requests, lower_single_node
-from relayout.arrays import parse_arrays
 from relayout.convert import compile_program
 from relayout.convert.codegen import program_source
 from relayout.convert.reference import ReferenceEngine
 from tests.relayout.convert_support.cuda_emulation import EmulatedDeviceProgram
-from tests.relayout.convert_support.programs import random_inputs
-from tests.relayout.test_convert_programs import FIXED
+from tests.relayout.convert_support.programs import (
+    assert_buffers_equal,
+    compare_convert_out,
+    random_inputs,
+)
+from tests.relayout.test_convert_programs import FIXED_PROGRAMS
 
 
 def cupy_with_device() -> Any:
@@ -70,9 +72,7 @@ def test_cuda_source_has_what_a_device_kernel_needs() -> None:
 @pytest.mark.skipif(
     shutil.which("g++") is None, reason="needs g++ to emulate the CUDA source on the CPU"
 )
-@pytest.mark.parametrize(
-    ("operations", "arrays", "sizes"), [case[1:] for case in FIXED], ids=[case[0] for case in FIXED]
-)
+@FIXED_PROGRAMS
 def test_emulated_device_kernels_match_the_reference(
     operations: list[dict[str, Any]], arrays: dict[str, str], sizes: dict[str, int], tmp_path: Path
 ) -> None:
@@ -82,28 +82,15 @@ def test_emulated_device_kernels_match_the_reference(
     inputs = random_inputs(arrays, sizes, seed=5)
     buffers = program.convert_in(inputs, sizes)
     expected = reference.convert_in(inputs)
-    struct_free = {n: b for n, b in expected.items() if b.dtype.fields is None}
-    for name, want in struct_free.items():
-        assert buffers[name].tobytes() == want.tobytes(), name
-    for name, want in expected.items():
-        if want.dtype.fields is not None:
-            for member in want.dtype.names or ():
-                assert buffers[name][member].tobytes() == want[member].tobytes(), (name, member)
-    specs = parse_arrays(arrays)
-    outputs = {n: np.zeros_like(v) for n, v in inputs.items() if specs[n].intent != "in"}
-    expected_outputs = {n: np.zeros_like(v) for n, v in outputs.items()}
-    scratch = {n: outputs.get(n, np.zeros_like(v)) for n, v in inputs.items()}
-    program.convert_out(buffers, scratch, sizes)
-    reference.convert_out(expected, expected_outputs)
-    for name in outputs:
-        assert outputs[name].tobytes() == expected_outputs[name].tobytes(), name
+    assert_buffers_equal(expected, buffers)
+    compare_convert_out(
+        program, reference, arrays, inputs, buffers, expected, sizes, every_array=True
+    )
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(CUPY is None, reason=NO_GPU)
-@pytest.mark.parametrize(
-    ("operations", "arrays", "sizes"), [case[1:] for case in FIXED], ids=[case[0] for case in FIXED]
-)
+@FIXED_PROGRAMS
 def test_device_kernels_match_the_reference(
     operations: list[dict[str, Any]], arrays: dict[str, str], sizes: dict[str, int]
 ) -> None:
@@ -115,17 +102,5 @@ def test_device_kernels_match_the_reference(
     inputs = random_inputs(arrays, sizes, seed=6)
     buffers = program.convert_in(inputs, sizes)
     expected = reference.convert_in(inputs)
-    for name, want in expected.items():
-        got = to_host(buffers[name], want.dtype)
-        if want.dtype.fields is None:
-            assert got.tobytes() == want.tobytes(), name
-        else:
-            for member in want.dtype.names or ():
-                assert got[member].tobytes() == want[member].tobytes(), (name, member)
-    specs = parse_arrays(arrays)
-    outputs = {n: np.zeros_like(v) for n, v in inputs.items() if specs[n].intent != "in"}
-    expected_outputs = {n: np.zeros_like(v) for n, v in outputs.items()}
-    program.convert_out(buffers, outputs, sizes)
-    reference.convert_out(expected, expected_outputs)
-    for name in outputs:
-        assert outputs[name].tobytes() == expected_outputs[name].tobytes(), name
+    assert_buffers_equal(expected, buffers, to_host)
+    compare_convert_out(program, reference, arrays, inputs, buffers, expected, sizes)

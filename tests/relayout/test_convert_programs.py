@@ -177,9 +177,13 @@ FIXED: list[tuple[str, list[dict[str, Any]], dict[str, str], dict[str, int]]] = 
 ]
 
 
-@pytest.mark.parametrize(
+# Every test over the fixed programs (here and in test_convert_device.py) takes them this way.
+FIXED_PROGRAMS = pytest.mark.parametrize(
     ("operations", "arrays", "sizes"), [case[1:] for case in FIXED], ids=[case[0] for case in FIXED]
 )
+
+
+@FIXED_PROGRAMS
 def test_fixed_programs_match_the_reference(
     operations: list[dict[str, Any]], arrays: dict[str, str], sizes: dict[str, int]
 ) -> None:
@@ -208,14 +212,20 @@ def with_casts(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, str], d
     return operations, as_inout(arrays), sizes
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(with_casts(), st.integers(0, 2**16))
-def test_random_programs_match_the_reference(
+def matches_the_reference(
     program: tuple[list[dict[str, Any]], dict[str, str], dict[str, int]], seed: int
 ) -> None:
     operations, arrays, sizes = program
     result = compare_with_reference(operations, arrays, sizes, seed=seed)
     assert_round_trip(result, operations)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(with_casts(), st.integers(0, 2**16))
+def test_random_programs_match_the_reference(
+    program: tuple[list[dict[str, Any]], dict[str, str], dict[str, int]], seed: int
+) -> None:
+    matches_the_reference(program, seed)
 
 
 @pytest.mark.slow
@@ -224,9 +234,7 @@ def test_random_programs_match_the_reference(
 def test_many_random_programs_match_the_reference(
     program: tuple[list[dict[str, Any]], dict[str, str], dict[str, int]], seed: int
 ) -> None:
-    operations, arrays, sizes = program
-    result = compare_with_reference(operations, arrays, sizes, seed=seed)
-    assert_round_trip(result, operations)
+    matches_the_reference(program, seed)
 
 
 def test_round_trip_restores_every_cell_at_fp64() -> None:

@@ -13,24 +13,10 @@ import pytest
 
 from relayout import RequestError, Requests
 from relayout.models import ACTIONS
+from tests.relayout.spec_request import spec_request
 
 VALID = [
-    {
-        "startup": {"load": ["openblas"], "grid": ["root(P, 2)", "root(P, 2)"]},
-        "operations": [
-            {"action": "cast", "array": "A", "to": "fp32"},
-            {
-                "action": "distribute",
-                "array": "A",
-                "grid_dim": 0,
-                "dim": 0,
-                "scheme": "block_cyclic",
-                "block_size": 32,
-            },
-            {"action": "replicate", "array": "x"},
-            {"action": "place", "array": "A", "on": "device"},
-        ],
-    },
+    spec_request(["root(P, 2)", "root(P, 2)"]),
     {
         "operations": [
             {"action": "permute", "array": "A", "order": ["i1", "i0"]},

@@ -9,23 +9,9 @@ import pytest
 
 from relayout import REQUESTS_ADAPTER, RequestError, Requests, requests_schema, requests_schema_text
 from relayout.models import ACTIONS, OPERATION_MODELS
+from tests.relayout.spec_request import spec_request
 
-SPEC_EXAMPLE = {
-    "startup": {"load": ["openblas"], "grid": ["P"]},
-    "operations": [
-        {"action": "cast", "array": "A", "to": "fp32"},
-        {
-            "action": "distribute",
-            "array": "A",
-            "grid_dim": 0,
-            "dim": 0,
-            "scheme": "block_cyclic",
-            "block_size": 32,
-        },
-        {"action": "replicate", "array": "x"},
-        {"action": "place", "array": "A", "on": "device"},
-    ],
-}
+SPEC_EXAMPLE = spec_request(["P"])
 
 ONE_OF_EACH = [
     {"action": "cast", "array": "A", "to": "bf16"},

@@ -73,29 +73,23 @@ def draw_operation(
             "array": name,
             "to": data.draw(st.sampled_from(["fp32", "fp16", "bf16"])),
         }
-    if kind == "block":
-        digit = data.draw(st.sampled_from(names))
-        extent = _extent(pointer, digit, sizes)
-        dim = pointer.digit(digit).dim
-        outermost = dim is None or pointer.dims[dim][0] == digit
-        factors = [f for f in range(1, 6) if outermost or (extent % f == 0)]
-        factor = data.draw(st.sampled_from(factors))
+    if kind in ("block", "split"):
+        if kind == "block":
+            digit = data.draw(st.sampled_from(names))
+            extent = _extent(pointer, digit, sizes)
+            dim = pointer.digit(digit).dim
+            outermost = dim is None or pointer.dims[dim][0] == digit
+            factors = [f for f in range(1, 6) if outermost or (extent % f == 0)]
+            amount_field, amount = "factor", data.draw(st.sampled_from(factors))
+        else:
+            whole = [dim[0] for dim in pointer.dims if len(dim) == 1]
+            digit = data.draw(st.sampled_from(whole))
+            amount_field, amount = "parts", data.draw(st.integers(min_value=1, max_value=5))
         return {
-            "action": "block",
+            "action": kind,
             "array": name,
             "digit": digit,
-            "factor": factor,
-            "into": [_fresh(pointer, counter), _fresh(pointer, counter)],
-        }
-    if kind == "split":
-        whole = [dim[0] for dim in pointer.dims if len(dim) == 1]
-        digit = data.draw(st.sampled_from(whole))
-        parts = data.draw(st.integers(min_value=1, max_value=5))
-        return {
-            "action": "split",
-            "array": name,
-            "digit": digit,
-            "parts": parts,
+            amount_field: amount,
             "into": [_fresh(pointer, counter), _fresh(pointer, counter)],
         }
     if kind == "pad":
@@ -146,25 +140,22 @@ def draw_operation(
             "f": [f"({digit} + {k}) % {extent}"],
             "f_inv": [f"({digit} + {extent - k}) % {extent}"],
         }
+    # A reversal is its own inverse; it also stands in for a swizzle of a digit whose extent is
+    # a power of two only at these sizes.
+    reversal = {
+        "action": "shuffle",
+        "array": name,
+        "digits": [digit],
+        "f": [f"{extent - 1} - {digit}"],
+        "f_inv": [f"{extent - 1} - {digit}"],
+    }
     if style == "reverse":
-        return {
-            "action": "shuffle",
-            "array": name,
-            "digits": [digit],
-            "f": [f"{extent - 1} - {digit}"],
-            "f_inv": [f"{extent - 1} - {digit}"],
-        }
+        return reversal
     bits = extent.bit_length() - 1
     matrix = data.draw(invertible_matrices(bits))
     constant = pointer.digit(digit).extent.substitute(dict(pointer.bindings))
     if constant.const_value() is None:
-        return {
-            "action": "shuffle",
-            "array": name,
-            "digits": [digit],
-            "f": [f"{extent - 1} - {digit}"],
-            "f_inv": [f"{extent - 1} - {digit}"],
-        }
+        return reversal
     return {
         "action": "linear_shuffle",
         "array": name,

@@ -144,6 +144,26 @@ def collective_semantics(
 
 
 EXTENT = {"count_ref": "param:count", "datatype_ref": "param:datatype"}
+# The formal assignments of the fixture's MPI_Bcast and MPI_Recv, before expansion.
+BCAST_ASSIGNMENT = {
+    "shape_ref": "collective.broadcast",
+    "bindings": {
+        "buffer": "param:buffer",
+        "extent": EXTENT,
+        "root": "param:root",
+        "comm": "param:comm",
+    },
+}
+RECV_ASSIGNMENT = {
+    "shape_ref": "p2p.recv",
+    "bindings": {
+        "buffer": "param:buf",
+        "extent": EXTENT,
+        "peer": "param:source",
+        "tag": "param:tag",
+        "comm": "param:comm",
+    },
+}
 
 
 def mini_corpus() -> dict[str, Any]:
@@ -167,15 +187,8 @@ def mini_corpus() -> dict[str, Any]:
     )
     bcast["semantics"]["collective"] = collective_semantics("broadcast")
     bcast["tool_integration"]["buffer_aliasing"] = "forbidden"
-    bindings = {
-        "buffer": "param:buffer",
-        "extent": EXTENT,
-        "root": "param:root",
-        "comm": "param:comm",
-    }
-    bcast["semantics"]["formal"] = expand(
-        {"shape_ref": "collective.broadcast", "bindings": bindings}
-    )
+    bindings = BCAST_ASSIGNMENT["bindings"]
+    bcast["semantics"]["formal"] = expand(copy.deepcopy(BCAST_ASSIGNMENT))
     bcast["relationships"]["variants"]["nonblocking"] = "mpi:mpi_ibcast"
 
     ibcast = copy.deepcopy(bcast)
@@ -243,18 +256,7 @@ def mini_corpus() -> dict[str, Any]:
         "ready": None,
     }
     recv["tool_integration"]["buffer_aliasing"] = "forbidden"
-    recv["semantics"]["formal"] = expand(
-        {
-            "shape_ref": "p2p.recv",
-            "bindings": {
-                "buffer": "param:buf",
-                "extent": EXTENT,
-                "peer": "param:source",
-                "tag": "param:tag",
-                "comm": "param:comm",
-            },
-        }
-    )
+    recv["semantics"]["formal"] = expand(copy.deepcopy(RECV_ASSIGNMENT))
 
     rank = entry(
         "mpi",

@@ -14,34 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.usis.factory import EXTENT, entry, mini_corpus
+from tests.usis.factory import BCAST_ASSIGNMENT, RECV_ASSIGNMENT, entry, mini_corpus
 from usis.assemble import AssembleError, assemble, concretize_text
 from usis.build import STAGES, BuildError, ModelPipeline, build, find_pipeline, run_model
 from usis.provenance import ProvenanceError, complete_provenance, record_for
 from usis.validate import ValidationFailed, validate_entries
 
 SOURCE = ["fixture-source", "1.0", "0" * 64]
-ASSIGNMENTS = {
-    "mpi:mpi_bcast": {
-        "shape_ref": "collective.broadcast",
-        "bindings": {
-            "buffer": "param:buffer",
-            "extent": EXTENT,
-            "root": "param:root",
-            "comm": "param:comm",
-        },
-    },
-    "mpi:mpi_recv": {
-        "shape_ref": "p2p.recv",
-        "bindings": {
-            "buffer": "param:buf",
-            "extent": EXTENT,
-            "peer": "param:source",
-            "tag": "param:tag",
-            "comm": "param:comm",
-        },
-    },
-}
+ASSIGNMENTS = {"mpi:mpi_bcast": BCAST_ASSIGNMENT, "mpi:mpi_recv": RECV_ASSIGNMENT}
 
 
 def family_entry() -> dict[str, Any]:

@@ -4,40 +4,19 @@ header when it is cached) and the C header reader the three NVIDIA extracts shar
 from __future__ import annotations
 
 import json
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.usis.corpus import assert_golden, cached_source_or_skip, shipped
 from usis.classify import cuda as classify_cuda
 from usis.extract import cuda as extract_cuda
 from usis.extract.cuda import HeaderParseError, Preprocessor, read_prototypes, render_signature
 
 
-@cache
-def shipped(kind: str) -> dict[str, Any]:
-    name = "final-cuda-api.json" if kind == "final" else "provenance-cuda.json"
-    return json.loads(resources.files("usis.corpus").joinpath(name).read_text(encoding="utf-8"))
-
-
 def entries() -> dict[str, Any]:
-    return shipped("final")["entries"]
-
-
-def cached_source(name: str) -> Path | None:
-    """The unpacked wheel from the usis cache, or None when it has not been fetched."""
-    from usis.sources.fetch import available_path
-    from usis.sources.manifest import load_manifest
-
-    return available_path(load_manifest()[name])
-
-
-def pointer_value(entry: Any, pointer: str) -> Any:
-    for part in pointer.strip("/").split("/"):
-        entry = entry[int(part)] if isinstance(entry, list) else entry[part]
-    return entry
+    return shipped("cuda", "final")["entries"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -160,7 +139,7 @@ def test_doc_comments_attach_their_return_codes_and_notes() -> None:
 def test_every_function_of_the_runtime_header_is_an_entry() -> None:
     assert len(entries()) >= 300
     assert all(key.startswith("cuda:cuda") for key in entries())
-    assert shipped("final")["sources"][0][0] == "nvidia-cuda-runtime-cu12"
+    assert shipped("cuda", "final")["sources"][0][0] == "nvidia-cuda-runtime-cu12"
 
 
 def test_launch_is_cpu_or_cpu_plus_gpu_and_gpu_scope_goes_with_the_device_runtime() -> None:
@@ -288,13 +267,11 @@ GOLDEN: dict[str, dict[str, Any]] = {
 
 @pytest.mark.parametrize("key", sorted(GOLDEN))
 def test_hand_checked_entries(key: str) -> None:
-    entry = entries()[key]
-    for pointer, expected in GOLDEN[key].items():
-        assert pointer_value(entry, pointer) == expected, f"{key}{pointer}"
+    assert_golden(key, entries()[key], GOLDEN[key])
 
 
 def test_every_golden_value_set_by_classify_has_a_provenance_record() -> None:
-    provenance = shipped("provenance")["provenance"]
+    provenance = shipped("cuda", "provenance")["provenance"]
     for key in GOLDEN:
         records = provenance[key]
         assert records, key
@@ -307,11 +284,7 @@ def test_every_golden_value_set_by_classify_has_a_provenance_record() -> None:
 
 
 def test_rebuilding_from_the_cached_header_reproduces_the_shipped_entries() -> None:
-    source = cached_source("nvidia-cuda-runtime-cu12")
-    if source is None:
-        pytest.skip(
-            "nvidia-cuda-runtime-cu12 is not in the usis cache (run `usis fetch --model cuda`)"
-        )
+    source = cached_source_or_skip("nvidia-cuda-runtime-cu12", "cuda")
     extracted = extract_cuda.extract({"nvidia-cuda-runtime-cu12": source})
     classified = classify_cuda.classify(json.loads(json.dumps(extracted)))
     assert set(classified["entries"]) == set(entries())

@@ -4,38 +4,17 @@ non-blocking context dependencies, hand-checked entries, and agreement with nccl
 from __future__ import annotations
 
 import json
-from functools import cache
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.usis.corpus import assert_golden, cached_source_or_skip, shipped
 from usis.classify import nccl as classify_nccl
 from usis.extract import nccl as extract_nccl
 
 
-@cache
-def shipped(kind: str) -> dict[str, Any]:
-    name = "final-nccl-api.json" if kind == "final" else "provenance-nccl.json"
-    return json.loads(resources.files("usis.corpus").joinpath(name).read_text(encoding="utf-8"))
-
-
 def entries() -> dict[str, Any]:
-    return shipped("final")["entries"]
-
-
-def pointer_value(entry: Any, pointer: str) -> Any:
-    for part in pointer.strip("/").split("/"):
-        entry = entry[int(part)] if isinstance(entry, list) else entry[part]
-    return entry
-
-
-def cached_source() -> Path | None:
-    from usis.sources.fetch import available_path
-    from usis.sources.manifest import load_manifest
-
-    return available_path(load_manifest()["nvidia-nccl-cu12"])
+    return shipped("nccl", "final")["entries"]
 
 
 COLLECTIVES = {
@@ -213,13 +192,11 @@ GOLDEN: dict[str, dict[str, Any]] = {
 
 @pytest.mark.parametrize("key", sorted(GOLDEN))
 def test_hand_checked_entries(key: str) -> None:
-    entry = entries()[key]
-    for pointer, expected in GOLDEN[key].items():
-        assert pointer_value(entry, pointer) == expected, f"{key}{pointer}"
+    assert_golden(key, entries()[key], GOLDEN[key])
 
 
 def test_every_entry_has_provenance_records() -> None:
-    provenance = shipped("provenance")["provenance"]
+    provenance = shipped("nccl", "provenance")["provenance"]
     assert set(provenance) == set(entries())
     for key in GOLDEN:
         assert provenance[key]["/identity/desc"]["method"] == "curated"
@@ -238,9 +215,7 @@ def test_mpi_allreduce_finds_nccl_shmem_and_nvshmem_sum_reductions() -> None:
 
 
 def test_rebuilding_from_the_cached_header_reproduces_the_shipped_entries() -> None:
-    source = cached_source()
-    if source is None:
-        pytest.skip("nvidia-nccl-cu12 is not in the usis cache (run `usis fetch --model nccl`)")
+    source = cached_source_or_skip("nvidia-nccl-cu12", "nccl")
     extracted = extract_nccl.extract({"nvidia-nccl-cu12": source})
     assert extracted["header_version"] == "2.32.3"
     classified = classify_nccl.classify(json.loads(json.dumps(extracted)))

@@ -6,45 +6,21 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
-from importlib import resources
 from typing import Any
 
 import pytest
 
+from tests.usis.corpus import assert_golden, cached_source_or_skip, families, shipped
 from usis.classify import nvshmem as classify_nvshmem
 from usis.extract import nvshmem as extract_nvshmem
 
 
-@cache
-def shipped(kind: str) -> dict[str, Any]:
-    name = "final-nvshmem-api.json" if kind == "final" else "provenance-nvshmem.json"
-    return json.loads(resources.files("usis.corpus").joinpath(name).read_text(encoding="utf-8"))
-
-
 def entries() -> dict[str, Any]:
-    return shipped("final")["entries"]
-
-
-def pointer_value(entry: Any, pointer: str) -> Any:
-    for part in pointer.strip("/").split("/"):
-        entry = entry[int(part)] if isinstance(entry, list) else entry[part]
-    return entry
-
-
-def families() -> list[str]:
-    """Function families: the `{T}` entries plus every function that belongs to none."""
-    family_keys = [key for key in entries() if "{T}" in key]
-    members = {
-        key.replace("{T}", suffix)
-        for key in family_keys
-        for suffix in entries()[key]["identity"]["type_family"]
-    }
-    return family_keys + [key for key in entries() if "{T}" not in key and key not in members]
+    return shipped("nvshmem", "final")["entries"]
 
 
 def test_at_least_120_function_families_each_concretized() -> None:
-    assert len(families()) >= 120
+    assert len(families(entries())) >= 120
     family_keys = [key for key in entries() if "{T}" in key]
     assert len(family_keys) >= 100
     for key in family_keys:
@@ -193,27 +169,18 @@ GOLDEN: dict[str, dict[str, Any]] = {
 
 @pytest.mark.parametrize("key", sorted(GOLDEN))
 def test_hand_checked_entries(key: str) -> None:
-    entry = entries()[key]
-    for pointer, expected in GOLDEN[key].items():
-        assert pointer_value(entry, pointer) == expected, f"{key}{pointer}"
+    assert_golden(key, entries()[key], GOLDEN[key])
 
 
 def test_family_entries_and_members_have_provenance() -> None:
-    provenance = shipped("provenance")["provenance"]
+    provenance = shipped("nvshmem", "provenance")["provenance"]
     assert set(provenance) == set(entries())
     assert provenance["nvshmem:nvshmem_int_put"]["/identity/name"]["stage"] == "assemble"
     assert provenance["nvshmem:nvshmem_{T}_put"]["/identity/desc"]["method"] == "curated"
 
 
 def test_rebuilding_from_the_cached_headers_reproduces_the_shipped_entries() -> None:
-    from usis.sources.fetch import available_path
-    from usis.sources.manifest import load_manifest
-
-    source = available_path(load_manifest()["nvidia-nvshmem-cu12"])
-    if source is None:
-        pytest.skip(
-            "nvidia-nvshmem-cu12 is not in the usis cache (run `usis fetch --model nvshmem`)"
-        )
+    source = cached_source_or_skip("nvidia-nvshmem-cu12", "nvshmem")
     extracted = extract_nvshmem.extract({"nvidia-nvshmem-cu12": source})
     assert extracted["header_version"] == "3.8.0"
     classified = classify_nvshmem.classify(json.loads(json.dumps(extracted)))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -13,30 +12,15 @@ from typing import Any
 import jsonschema
 import pytest
 
+from tests.usis.corpus import cached_source_or_skip, shipped
 from usis.classify import openmp as classify_openmp
 from usis.extract import openmp as extract_openmp
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "usis-openmp-shmem.md"
 
 
-@cache
-def shipped(name: str) -> dict[str, Any]:
-    return json.loads(resources.files("usis.corpus").joinpath(name).read_text())
-
-
 def entries() -> dict[str, Any]:
-    return shipped("final-openmp-api.json")["entries"]
-
-
-def cached_sources() -> dict[str, Path] | None:
-    from usis.sources.fetch import available_path
-    from usis.sources.manifest import load_manifest
-
-    manifest = load_manifest()
-    paths = {name: available_path(manifest[name]) for name in extract_openmp.SOURCES}
-    if any(path is None for path in paths.values()):
-        return None
-    return {name: path for name, path in paths.items() if path is not None}
+    return shipped("openmp", "final")["entries"]
 
 
 def test_at_least_90_routines_with_their_version() -> None:
@@ -156,7 +140,7 @@ def test_deprecated_nesting_routines_point_at_their_replacements() -> None:
     assert nested["relationships"]["superseded_by"] == "openmp:omp_set_max_active_levels"
     replacement = entries()["openmp:omp_set_max_active_levels"]["relationships"]
     assert replacement["supersedes"] == ["openmp:omp_set_nested"]
-    provenance = shipped("provenance-openmp.json")["provenance"]["openmp:omp_set_nested"]
+    provenance = shipped("openmp", "provenance")["provenance"]["openmp:omp_set_nested"]
     assert provenance["/identity/deprecated_in"]["method"] == "source"
     assert "__GOMP_DEPRECATED_5_0" in provenance["/identity/deprecated_in"]["from"]
 
@@ -178,7 +162,7 @@ def test_a_header_deprecation_marker_must_agree_with_the_curated_version() -> No
 
 
 def test_judgements_are_marked_and_documented() -> None:
-    provenance = shipped("provenance-openmp.json")["provenance"]
+    provenance = shipped("openmp", "provenance")["provenance"]
     assert set(provenance) == set(entries())
     judged = {
         re.sub(r"/\d+", "", pointer)
@@ -214,12 +198,10 @@ def test_curated_parameter_names_must_match_the_declaration() -> None:
 
 
 def test_a_rebuild_from_the_cached_headers_equals_the_shipped_corpus() -> None:
-    paths = cached_sources()
-    if paths is None:
-        pytest.skip("the OpenMP headers are not in the usis cache; run `usis fetch --model openmp`")
+    paths = {name: cached_source_or_skip(name, "openmp") for name in extract_openmp.SOURCES}
     from usis.build import find_pipeline, run_model
 
     pipeline = find_pipeline("openmp")
     assert not isinstance(pipeline, str)
     built = run_model(pipeline, paths, progress=lambda line: None)
-    assert json.loads(built.files["final-openmp-api.json"]) == shipped("final-openmp-api.json")
+    assert json.loads(built.files["final-openmp-api.json"]) == shipped("openmp", "final")

@@ -13,6 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from tests.usis.corpus import cached_source_or_skip, families, shipped
 from usis.classify import shmem as classify_shmem
 from usis.extract import shmem as extract_shmem
 
@@ -20,43 +21,16 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "usis-openmp-shmem.md"
 
 
 @cache
-def shipped(kind: str) -> dict[str, Any]:
-    text = resources.files("usis.corpus").joinpath(
-        f"{kind}-shmem{'-api' if kind == 'final' else ''}.json"
-    )
-    return json.loads(text.read_text())
-
-
-@cache
 def entries() -> dict[str, Any]:
-    return shipped("final")["entries"]
+    return shipped("shmem", "final")["entries"]
 
 
 def schema() -> dict[str, Any]:
     return json.loads(resources.files("usis.schema").joinpath("usis-api-schema.json").read_text())
 
 
-def cached_source() -> Path | None:
-    """The unpacked libopenmpi-dev from the usis cache, or None when it has not been fetched."""
-    from usis.sources.fetch import available_path
-    from usis.sources.manifest import load_manifest
-
-    return available_path(load_manifest()["libopenmpi-dev"])
-
-
-def families() -> list[str]:
-    """Function families: the `{T}` family entries plus every routine that belongs to none."""
-    family_keys = [key for key in entries() if "{T}" in key]
-    members = {
-        key.replace("{T}", suffix)
-        for key in family_keys
-        for suffix in entries()[key]["identity"]["type_family"]
-    }
-    return family_keys + [key for key in entries() if "{T}" not in key and key not in members]
-
-
 def test_at_least_270_function_families_and_every_member_concretized() -> None:
-    assert len(families()) >= 270
+    assert len(families(entries())) >= 270
     for key in (k for k in entries() if "{T}" in k):
         for suffix in entries()[key]["identity"]["type_family"]:
             member = entries()[key.replace("{T}", suffix)]
@@ -73,7 +47,7 @@ def test_every_entry_validates_against_the_verbatim_schema() -> None:
 
 
 def test_the_shipped_file_names_its_pinned_source() -> None:
-    assert shipped("final")["sources"] == [
+    assert shipped("shmem", "final")["sources"] == [
         [
             "libopenmpi-dev",
             "4.1.4-3+b1",
@@ -246,7 +220,7 @@ def test_formal_blocks_come_from_the_shape_catalog() -> None:
 def provenance_judgements() -> set[str]:
     """The fields (JSON pointers without indices) some entry marks as a judgement."""
     found = set()
-    for records in shipped("provenance")["provenance"].values():
+    for records in shipped("shmem", "provenance")["provenance"].values():
         for pointer, record in records.items():
             if record["from"].startswith("judgement:"):
                 found.add(re.sub(r"/\d+", "", pointer))
@@ -254,7 +228,7 @@ def provenance_judgements() -> set[str]:
 
 
 def test_every_value_has_provenance_and_judgements_are_documented() -> None:
-    provenance = shipped("provenance")["provenance"]
+    provenance = shipped("shmem", "provenance")["provenance"]
     assert set(provenance) == set(entries())
     assert provenance["shmem:shmem_int_put"]["/bindings/c/signature"]["method"] == "source"
     judged = provenance_judgements()
@@ -339,9 +313,7 @@ def test_a_family_member_that_breaks_the_pattern_is_an_error() -> None:
 
 
 def test_families_render_back_to_the_header_declarations() -> None:
-    source = cached_source()
-    if source is None:
-        pytest.skip("libopenmpi-dev is not in the usis cache; run `usis fetch --model shmem`")
+    source = cached_source_or_skip("libopenmpi-dev", "shmem")
     extracted = extract_shmem.extract({"libopenmpi-dev": source})
     declared = {
         record["name"]: extract_shmem.render_signature(
@@ -360,11 +332,9 @@ def test_families_render_back_to_the_header_declarations() -> None:
 
 
 def test_classify_reproduces_the_shipped_family_entries() -> None:
-    source = cached_source()
-    if source is None:
-        pytest.skip("libopenmpi-dev is not in the usis cache; run `usis fetch --model shmem`")
+    source = cached_source_or_skip("libopenmpi-dev", "shmem")
     classified = classify_shmem.classify(extract_shmem.extract({"libopenmpi-dev": source}))
-    assert len(classified["entries"]) == len(families())
+    assert len(classified["entries"]) == len(families(entries()))
     for key in ("shmem:shmem_{T}_put", "shmem:shmem_quiet", "shmem:shmem_team_split_strided"):
         mine = classified["entries"][key]
         assert mine["identity"] == {**entries()[key]["identity"]}

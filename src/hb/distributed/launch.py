@@ -9,13 +9,13 @@ import resource
 import shlex
 import signal
 import string
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from hb.distributed.driver import mpiexec_path
+from hb.sandbox import run_session
 
 # On one machine: MPICH's hydra, which starts every rank locally and lets 4 ranks share 2 cores.
 LOCAL_LAUNCHER = "{mpiexec} -n {ranks}"
@@ -144,14 +144,6 @@ def _end_group(leader: int) -> None:
             time.sleep(0.2)
 
 
-def _tail(path: Path, limit: int = 8000) -> str:
-    with open(path, "rb") as handle:
-        handle.seek(0, os.SEEK_END)
-        size = handle.tell()
-        handle.seek(max(0, size - limit))
-        return handle.read().decode("utf-8", "replace")
-
-
 @dataclass(frozen=True)
 class RankLimits:
     """Resource limits every process of a local run inherits (the launcher, hydra's proxies and
@@ -185,31 +177,16 @@ def run_launcher(
     to files in `workdir`."""
     applied = limits or RankLimits()
     workdir.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
-    with open(workdir / "launch.stdout", "wb") as out, open(workdir / "launch.stderr", "wb") as err:
-        process = subprocess.Popen(
-            list(command),
-            cwd=workdir,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-            env=dict(env) if env is not None else launcher_environment(),
-            start_new_session=True,
-            preexec_fn=lambda: _apply_limits(applied),
-        )
-        timed_out = False
-        try:
-            process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        finally:
-            _end_group(process.pid)
-            process.wait()
+    ended = run_session(
+        command, workdir, env if env is not None else launcher_environment(), timeout_s,
+        lambda: _apply_limits(applied), _end_group, ("launch.stdout", "launch.stderr"),
+        tail_chars=8000,
+    )  # fmt: skip
     return LaunchResult(
         command=list(command),
-        returncode=process.returncode,
-        timed_out=timed_out,
-        wall_s=time.monotonic() - started,
-        stdout=_tail(workdir / "launch.stdout"),
-        stderr=_tail(workdir / "launch.stderr"),
+        returncode=ended.returncode,
+        timed_out=ended.timed_out,
+        wall_s=ended.wall_s,
+        stdout=ended.stdout,
+        stderr=ended.stderr,
     )

@@ -101,15 +101,24 @@ def _as_mapping(plan: Any) -> Mapping[str, Any]:
     )
 
 
+def _read_object(where: str, raw: Any, what: str, fields: tuple[str, ...]) -> Mapping[str, Any]:
+    """`raw` as a plan entry: an object (`what` says which) holding only `fields`."""
+    if not isinstance(raw, Mapping):
+        raise PlanError(f"{where}: expected {what}, got {raw!r}")
+    unknown = set(raw) - set(fields)
+    if unknown:
+        raise PlanError(f"{where}: unknown fields {sorted(unknown)}; expected {', '.join(fields)}")
+    return raw
+
+
+def _is_positive_int(value: Any) -> bool:
+    # bool is an int to Python, but `true` is no extent or block size in a plan.
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
 def _read_axis(name: str, index: int, raw: Any, grid: tuple[int, ...]) -> AxisSplit:
     where = f"plan.arrays.{name}.axes[{index}]"
-    if not isinstance(raw, Mapping):
-        raise PlanError(f"{where}: expected an object with grid_dim, got {raw!r}")
-    unknown = set(raw) - {"grid_dim", "scheme", "block_size"}
-    if unknown:
-        raise PlanError(
-            f"{where}: unknown fields {sorted(unknown)}; expected grid_dim, scheme, block_size"
-        )
+    raw = _read_object(where, raw, "an object with grid_dim", ("grid_dim", "scheme", "block_size"))
     grid_dim = raw.get("grid_dim")
     scheme = raw.get("scheme") or "block"
     block_size = raw.get("block_size", 1)
@@ -125,7 +134,7 @@ def _read_axis(name: str, index: int, raw: Any, grid: tuple[int, ...]) -> AxisSp
             )
     if scheme not in SCHEMES:
         raise PlanError(f"{where}.scheme: {scheme!r} is not one of {list(SCHEMES)}")
-    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
+    if not _is_positive_int(block_size):
         raise PlanError(f"{where}.block_size: expected a positive integer, got {block_size!r}")
     return AxisSplit(grid_dim=grid_dim, scheme=scheme, block_size=block_size)
 
@@ -144,7 +153,7 @@ def read_plan(plan: Any) -> GridPlan:
         )
     grid = tuple(grid_raw)
     for position, extent in enumerate(grid):
-        if isinstance(extent, bool) or not isinstance(extent, int) or extent < 1:
+        if not _is_positive_int(extent):
             raise PlanError(f"plan.grid[{position}]: expected a positive integer, got {extent!r}")
     arrays_raw = raw.get("arrays") or {}
     if not isinstance(arrays_raw, Mapping):
@@ -154,13 +163,7 @@ def read_plan(plan: Any) -> GridPlan:
     arrays: dict[str, ArrayPlan] = {}
     for name, entry in arrays_raw.items():
         where = f"plan.arrays.{name}"
-        if not isinstance(entry, Mapping):
-            raise PlanError(f"{where}: expected an object, got {entry!r}")
-        unknown = set(entry) - {"replicated", "axes", "location"}
-        if unknown:
-            raise PlanError(
-                f"{where}: unknown fields {sorted(unknown)}; expected replicated, axes, location"
-            )
+        entry = _read_object(where, entry, "an object", ("replicated", "axes", "location"))
         location = entry.get("location")
         if location is not None and location not in LOCATIONS:
             raise PlanError(f"{where}.location: {location!r} is not one of {list(LOCATIONS)}")

@@ -120,6 +120,15 @@ def _require_contiguous(array: npt.NDArray[Any], role: str) -> None:
         raise ValueError(f"{role}: the plain cast kernels need a C-contiguous array")
 
 
+def _run_cast_kernel(
+    name: str, source: npt.NDArray[Any], out: npt.NDArray[Any], toolchain: Toolchain | None
+) -> npt.NDArray[Any]:
+    """Kernel `name` of the cast library over every element of `source` into `out`."""
+    kernel = getattr(cast_library(toolchain), name)
+    kernel(_pointer(source), _pointer(out), ctypes.c_int64(source.size))
+    return out
+
+
 def cast_in(
     source: npt.NDArray[Any],
     to: str,
@@ -140,9 +149,7 @@ def cast_in(
     elif out.dtype != target.numpy_dtype or out.size != source.size:
         raise ValueError(f"out: expected {source.size} elements of {target.numpy_dtype}")
     _require_contiguous(out, "out")
-    kernel = getattr(cast_library(toolchain), f"relayout_cast_{from_name}_to_{to}")
-    kernel(_pointer(source), _pointer(out), ctypes.c_int64(source.size))
-    return out
+    return _run_cast_kernel(f"relayout_cast_{from_name}_to_{to}", source, out, toolchain)
 
 
 def widen_out(
@@ -157,9 +164,7 @@ def widen_out(
         raise ValueError(f"out has {out.size} elements, the buffer {buffer.size}")
     _require_contiguous(buffer, "buffer")
     _require_contiguous(out, "out")
-    kernel = getattr(cast_library(toolchain), f"relayout_widen_{from_name}_to_{to}")
-    kernel(_pointer(buffer), _pointer(out), ctypes.c_int64(buffer.size))
-    return out
+    return _run_cast_kernel(f"relayout_widen_{from_name}_to_{to}", buffer, out, toolchain)
 
 
 def copy_bytes(

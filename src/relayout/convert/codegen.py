@@ -137,6 +137,23 @@ class KernelSpec:
     sources: tuple[str, ...]  # the `arrays` argument, in order
 
 
+def _cell_index(
+    cell: CellMap, spec: ArraySpec, names: Mapping[str, str]
+) -> tuple[str, list[str], list[str], str]:
+    """C text locating one cell map's logical cell: its live condition, the statements computing
+    each index j0, j1, ..., the per-index bounds checks, and the row-major flat index."""
+    live = " && ".join(f"(({e.to_c(names)}) != 0)" for e in cell.live) or "1"
+    index_lines = []
+    checks = []
+    flat = "INT64_C(0)"
+    for d, (expression, extent) in enumerate(zip(cell.index, spec.extent_exprs, strict=True)):
+        index_lines.append(f"const int64_t j{d} = {expression.to_c(names)};")
+        bound = extent.to_c(names)
+        checks.append(f"j{d} >= 0 && j{d} < ({bound})")
+        flat = f"({flat}) * ({bound}) + j{d}" if d else f"j{d}"
+    return live, index_lines, checks, flat
+
+
 def _cell_block(
     layout: NodeLayout,
     pointer: PointerLayout,
@@ -150,15 +167,7 @@ def _cell_block(
     """C statements handling one cell map of one member at one physical position."""
     spec = layout.arrays[cell.array]
     source = _source_scalar(spec)
-    live = " && ".join(f"(({e.to_c(names)}) != 0)" for e in cell.live) or "1"
-    index_lines = []
-    checks = []
-    flat = "INT64_C(0)"
-    for d, (expression, extent) in enumerate(zip(cell.index, spec.extent_exprs, strict=True)):
-        index_lines.append(f"const int64_t j{d} = {expression.to_c(names)};")
-        bound = extent.to_c(names)
-        checks.append(f"j{d} >= 0 && j{d} < ({bound})")
-        flat = f"({flat}) * ({bound}) + j{d}" if d else f"j{d}"
+    live, index_lines, checks, flat = _cell_index(cell, spec, names)
     in_bounds = " && ".join(checks) or "1"
     k = source_index[cell.array]
     if source.lanes == 2 and cell.component is not None:
@@ -209,15 +218,7 @@ def _single_cell_in(
     the index is clamped to 0 where the cell is dead or out of bounds, and the load is conditional."""
     spec = layout.arrays[cell.array]
     source = _source_scalar(spec)
-    live = " && ".join(f"(({e.to_c(names)}) != 0)" for e in cell.live) or "1"
-    lines = []
-    checks = []
-    flat = "INT64_C(0)"
-    for d, (expression, extent) in enumerate(zip(cell.index, spec.extent_exprs, strict=True)):
-        lines.append(f"const int64_t j{d} = {expression.to_c(names)};")
-        bound = extent.to_c(names)
-        checks.append(f"j{d} >= 0 && j{d} < ({bound})")
-        flat = f"({flat}) * ({bound}) + j{d}" if d else f"j{d}"
+    live, lines, checks, flat = _cell_index(cell, spec, names)
     k = source_index[cell.array]
     lane = f"2 * flat + {cell.component or 0}" if source.lanes == 2 else "flat"
     target = slot.scalar
@@ -489,12 +490,21 @@ def program_source(
     return prelude + "".join(functions), kernels, symbols
 
 
-def identity_cell(pointer: PointerLayout, spec: ArraySpec) -> bool:
-    """The pointer is its one source array, row-major and whole: a plain cast or copy will do."""
+def _lone_plain_cell(pointer: PointerLayout) -> CellMap | None:
+    """The pointer's only cell map when it has one and that one moves whole elements of one array
+    with no live condition (no struct member, no complex component); else None."""
     if len(pointer.cells) != 1 or isinstance(pointer.element, StructType):
-        return False
+        return None
     cell = pointer.cells[0]
     if cell.member is not None or cell.component is not None or cell.live:
+        return None
+    return cell
+
+
+def identity_cell(pointer: PointerLayout, spec: ArraySpec) -> bool:
+    """The pointer is its one source array, row-major and whole: a plain cast or copy will do."""
+    cell = _lone_plain_cell(pointer)
+    if cell is None:
         return False
     digit_names = [name for name, _ in pointer.digits]
     if cell.index != tuple(Sym(name) for name in digit_names):
@@ -510,12 +520,10 @@ def evaluate_extents(extents: Sequence[Expr], sizes: Mapping[str, int]) -> tuple
 def digit_permutation(layout: NodeLayout, pointer: PointerLayout) -> list[int] | None:
     """For a pointer that is one array with its digits reordered (each digit a whole dimension,
     nothing dead): the logical dimension of each physical digit; else None."""
-    if len(pointer.cells) != 1 or isinstance(pointer.element, StructType):
+    cell = _lone_plain_cell(pointer)
+    if cell is None:
         return None
-    cell = pointer.cells[0]
     spec = layout.arrays[cell.array]
-    if cell.member is not None or cell.component is not None or cell.live:
-        return None
     if scalar_of(spec.dtype).lanes != 1 or scalar_of(str(pointer.element)).lanes != 1:
         return None
     names = [name for name, _ in pointer.digits]
@@ -533,6 +541,19 @@ def digit_permutation(layout: NodeLayout, pointer: PointerLayout) -> list[int] |
 
 
 MICRO = 8
+
+
+@dataclass(frozen=True)
+class _TileSide:
+    """One side of a permutation kernel's copy (the array or the buffer), as its C text."""
+
+    scalar: Scalar
+    c_type: str
+    name: str
+    cell: str  # the index of cell (a0 + j, b0 + i) of a micro tile
+    row: tuple[str, str]  # the loop variable that picks this side's row of a tile, and its start
+    point: str  # the index of cell (a, b)
+    run: str  # the index where a contiguous run of the tile's row a starts
 
 
 def permutation_kernel(
@@ -565,65 +586,68 @@ def permutation_kernel(
     checks = " || ".join(f"extent{k} != array_extent{dims_of_digits[k]}" for k in range(count))
     total = " * ".join(f"extent{k}" for k in range(count))
     array_type, buffer_type = source.c_storage, stored.c_storage
+    a, b = count - 2, count - 1
+    # Both directions move the same tiles between the same two places; only which is read and
+    # which is written differs. Per side: its scalar, its C names, where cell (a0 + j, b0 + i)
+    # of a micro tile lies, where the tile's row of that side starts (the array's rows run along
+    # digit a on the path that uses them, the buffer's along b), where cell (a, b) lies, and
+    # where a contiguous run starts.
+    array_side = _TileSide(
+        source,
+        array_type,
+        "array",
+        f"array_base + (a0 + j) * stride{a} + (b0 + i) * stride{b}",
+        ("i", f"array + array_base + (b0 + i) * stride{b} + a0"),
+        f"array_base + a * stride{a} + b * stride{b}",
+        "array_at",
+    )
+    buffer_side = _TileSide(
+        stored,
+        buffer_type,
+        "buf",
+        f"buffer_base + (a0 + j) * extent{b} + b0 + i",
+        ("j", f"buf + buffer_base + (a0 + j) * extent{b} + b0"),
+        f"buffer_base + a * extent{b} + b",
+        "buffer_at",
+    )
     if direction == "in":
         lines.append(f"const {array_type} *restrict array = (const {array_type} *)arrays[0];")
         lines.append(f"{buffer_type} *restrict buf = ({buffer_type} *)buffer;")
-        read_array = scalar_convert(source, stored, "array[array_at]")
-        move_run = f"buf[buffer_at + b] = {scalar_convert(source, stored, 'array[array_at + b]')};"
-        stage = f"""\
-                    {buffer_type} tile[{MICRO}][{MICRO}];
-                    for (int i = 0; i < {MICRO}; ++i)
-                        for (int j = 0; j < {MICRO}; ++j) {{
-                            const int64_t array_at = array_base + (a0 + j) * stride{count - 2} + (b0 + i) * stride{count - 1};
-                            tile[i][j] = {read_array};
-                        }}
-                    for (int j = 0; j < {MICRO}; ++j)
-                        for (int i = 0; i < {MICRO}; ++i)
-                            buf[buffer_base + (a0 + j) * extent{count - 1} + b0 + i] = tile[i][j];"""
-        single = f"buf[buffer_base + a * extent{count - 1} + b] = {scalar_convert(source, stored, 'array[array_base + a * stride' + str(count - 2) + ' + b * stride' + str(count - 1) + ']')};"
-        # The array's rows run along digit a: load whole rows, store whole buffer rows.
-        rows_stage = f"""\
-                    {buffer_type} tile[{MICRO}][{MICRO}];
-                    #pragma GCC unroll {MICRO}
-                    for (int i = 0; i < {MICRO}; ++i) {{
-                        const {array_type} *row = array + array_base + (b0 + i) * stride{count - 1} + a0;
-                        #pragma GCC unroll {MICRO}
-                        for (int j = 0; j < {MICRO}; ++j) tile[i][j] = {scalar_convert(source, stored, "row[j]")};
-                    }}
-                    #pragma GCC unroll {MICRO}
-                    for (int j = 0; j < {MICRO}; ++j) {{
-                        {buffer_type} column[{MICRO}];
-                        #pragma GCC unroll {MICRO}
-                        for (int i = 0; i < {MICRO}; ++i) column[i] = tile[i][j];
-                        memcpy(buf + buffer_base + (a0 + j) * extent{count - 1} + b0, column, sizeof column);
-                    }}"""
+        read, written = array_side, buffer_side
     else:
         lines.append(f"{array_type} *restrict array = ({array_type} *)arrays[0];")
         lines.append(f"const {buffer_type} *restrict buf = (const {buffer_type} *)buffer;")
-        move_run = f"array[array_at + b] = {scalar_convert(stored, source, 'buf[buffer_at + b]')};"
-        stage = f"""\
-                    {array_type} tile[{MICRO}][{MICRO}];
-                    for (int j = 0; j < {MICRO}; ++j)
-                        for (int i = 0; i < {MICRO}; ++i)
-                            tile[j][i] = {scalar_convert(stored, source, f"buf[buffer_base + (a0 + j) * extent{count - 1} + b0 + i]")};
-                    for (int i = 0; i < {MICRO}; ++i)
-                        for (int j = 0; j < {MICRO}; ++j)
-                            array[array_base + (a0 + j) * stride{count - 2} + (b0 + i) * stride{count - 1}] = tile[j][i];"""
-        single = f"array[array_base + a * stride{count - 2} + b * stride{count - 1}] = {scalar_convert(stored, source, f'buf[buffer_base + a * extent{count - 1} + b]')};"
-        rows_stage = f"""\
-                    {array_type} tile[{MICRO}][{MICRO}];
+        read, written = buffer_side, array_side
+    # p walks the rows of the side read, q those of the side written.
+    p, q = read.row[0], written.row[0]
+
+    def convert(value: str) -> str:
+        return scalar_convert(read.scalar, written.scalar, value)
+
+    move_run = f"{written.name}[{written.run} + b] = {convert(f'{read.name}[{read.run} + b]')};"
+    stage = f"""\
+                    {written.c_type} tile[{MICRO}][{MICRO}];
+                    for (int {p} = 0; {p} < {MICRO}; ++{p})
+                        for (int {q} = 0; {q} < {MICRO}; ++{q})
+                            tile[{p}][{q}] = {convert(f"{read.name}[{read.cell}]")};
+                    for (int {q} = 0; {q} < {MICRO}; ++{q})
+                        for (int {p} = 0; {p} < {MICRO}; ++{p})
+                            {written.name}[{written.cell}] = tile[{p}][{q}];"""
+    single = f"{written.name}[{written.point}] = {convert(f'{read.name}[{read.point}]')};"
+    rows_stage = f"""\
+                    {written.c_type} tile[{MICRO}][{MICRO}];
                     #pragma GCC unroll {MICRO}
-                    for (int j = 0; j < {MICRO}; ++j) {{
-                        const {buffer_type} *row = buf + buffer_base + (a0 + j) * extent{count - 1} + b0;
+                    for (int {p} = 0; {p} < {MICRO}; ++{p}) {{
+                        const {read.c_type} *row = {read.row[1]};
                         #pragma GCC unroll {MICRO}
-                        for (int i = 0; i < {MICRO}; ++i) tile[j][i] = {scalar_convert(stored, source, "row[i]")};
+                        for (int {q} = 0; {q} < {MICRO}; ++{q}) tile[{p}][{q}] = {convert(f"row[{q}]")};
                     }}
                     #pragma GCC unroll {MICRO}
-                    for (int i = 0; i < {MICRO}; ++i) {{
-                        {array_type} column[{MICRO}];
+                    for (int {q} = 0; {q} < {MICRO}; ++{q}) {{
+                        {written.c_type} column[{MICRO}];
                         #pragma GCC unroll {MICRO}
-                        for (int j = 0; j < {MICRO}; ++j) column[j] = tile[j][i];
-                        memcpy(array + array_base + (b0 + i) * stride{count - 1} + a0, column, sizeof column);
+                        for (int {p} = 0; {p} < {MICRO}; ++{p}) column[{p}] = tile[{p}][{q}];
+                        memcpy({written.row[1]}, column, sizeof column);
                     }}"""
     outer_extents = " * ".join(f"extent{k}" for k in range(count - 2)) or "1"
     decompose = []
@@ -633,7 +657,6 @@ def permutation_kernel(
         )
     decompose_text = "\n        ".join(decompose)
     prologue = "\n    ".join(lines)
-    a, b = count - 2, count - 1
     return f"""
 int64_t {function}(void *const *arrays, {"" if direction == "in" else "const "}void *buffer, const int64_t *symbols) {{
     {prologue}

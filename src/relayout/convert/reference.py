@@ -10,7 +10,7 @@ generated kernels with it therefore tests the layout algebra as well as the code
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -43,6 +43,11 @@ class RefPointer:
     def axis(self, digit: str) -> int:
         return self.digits.index(digit)
 
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The physical shape (every member's origin array has it)."""
+        return tuple(self.origins[next(iter(self.origins))].shape)
+
 
 def _value(text: int | str, env: Mapping[str, int]) -> int:
     return int(expressions.parse(text, bitwise=False).evaluate(dict(env)))
@@ -73,9 +78,27 @@ def _pad_axis(origin: npt.NDArray[np.int64], axis: int, amount: int) -> npt.NDAr
     return np.pad(origin, widths, constant_values=DEAD)
 
 
+def _cut(
+    p: RefPointer,
+    digit: str,
+    into: Sequence[str],
+    cut: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.int64]],
+) -> RefPointer:
+    """Digit `digit` cut into the pair `into` by `cut` (one origin array to the next); the pair
+    remembers the digit's extent for its merge."""
+    axis = p.axis(digit)
+    return replace(
+        p,
+        digits=(*p.digits[:axis], *into, *p.digits[axis + 1 :]),
+        origins=_map_origins(p, cut),
+        cuts={**p.cuts, (into[0], into[1]): p.shape[axis]},
+        dims=_replace_in_dims(p.dims, [digit], into),
+    )
+
+
 def block(p: RefPointer, digit: str, factor: int, into: Sequence[str]) -> RefPointer:
     axis = p.axis(digit)
-    extent = p.origins[next(iter(p.origins))].shape[axis]
+    extent = p.shape[axis]
     coarse = -(-extent // factor)
 
     def cut(origin: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -83,15 +106,7 @@ def block(p: RefPointer, digit: str, factor: int, into: Sequence[str]) -> RefPoi
         shape = (*padded.shape[:axis], coarse, factor, *padded.shape[axis + 1 :])
         return padded.reshape(shape)
 
-    digits = (*p.digits[:axis], *into, *p.digits[axis + 1 :])
-    cuts = {**p.cuts, (into[0], into[1]): extent}
-    return replace(
-        p,
-        digits=digits,
-        origins=_map_origins(p, cut),
-        cuts=cuts,
-        dims=_replace_in_dims(p.dims, [digit], into),
-    )
+    return _cut(p, digit, into, cut)
 
 
 def _merge(
@@ -131,7 +146,7 @@ def _bands(extent: int, parts: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[
 
 def split(p: RefPointer, digit: str, parts: int, into: Sequence[str]) -> RefPointer:
     axis = p.axis(digit)
-    extent = p.origins[next(iter(p.origins))].shape[axis]
+    extent = p.shape[axis]
     starts, lengths, longest = _bands(extent, parts)
     band, offset = np.meshgrid(np.arange(parts), np.arange(longest), indexing="ij")
     live = offset < lengths[band]
@@ -143,15 +158,7 @@ def split(p: RefPointer, digit: str, parts: int, into: Sequence[str]) -> RefPoin
         mask_shape[axis : axis + 1] = [parts, longest]
         return np.where(live.reshape(mask_shape), taken, DEAD)
 
-    digits = (*p.digits[:axis], *into, *p.digits[axis + 1 :])
-    cuts = {**p.cuts, (into[0], into[1]): extent}
-    return replace(
-        p,
-        digits=digits,
-        origins=_map_origins(p, cut),
-        cuts=cuts,
-        dims=_replace_in_dims(p.dims, [digit], into),
-    )
+    return _cut(p, digit, into, cut)
 
 
 def unsplit(p: RefPointer, digits: Sequence[str], parts: int, into: str) -> RefPointer:
@@ -181,7 +188,7 @@ def _gather(
     p: RefPointer, logical: Mapping[str, npt.NDArray[np.int64]]
 ) -> dict[str | None, npt.NDArray[np.int64]]:
     """Stored position q holds the old cell at `logical` (per digit, over q's grid); outside -> dead."""
-    shape = p.origins[next(iter(p.origins))].shape
+    shape = p.shape
     grid = np.indices(shape, dtype=np.int64)
     coordinates = []
     inside = np.ones(shape, dtype=bool)
@@ -196,7 +203,7 @@ def _gather(
 def shuffle(
     p: RefPointer, digits: Sequence[str], f_inv: Sequence[str | int], env: Mapping[str, int]
 ) -> RefPointer:
-    shape = p.origins[next(iter(p.origins))].shape
+    shape = p.shape
     grid = np.indices(shape, dtype=np.int64)
     bound = {**env, **{name: grid[axis] for axis, name in enumerate(p.digits)}}
     logical = {
@@ -226,7 +233,7 @@ def gf2_inverse(matrix: Sequence[Sequence[int]]) -> npt.NDArray[np.uint8]:
 def linear_shuffle(
     p: RefPointer, digits: Sequence[str], bits: Sequence[int], matrix: Sequence[Sequence[int]]
 ) -> RefPointer:
-    shape = p.origins[next(iter(p.origins))].shape
+    shape = p.shape
     grid = np.indices(shape, dtype=np.int64)
     stored_bits: list[npt.NDArray[np.int64]] = []
     for name, width in zip(digits, bits, strict=True):

@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from usis.classify.common import empty_semantics, memory, null_variants
+
 MODEL = "cuda"
 HEADER = "cuda_runtime_api.h"
 
@@ -165,47 +167,6 @@ def execution(
         "locality": locality,
         "completion": completion,
         "procedure_class": procedure_class,
-    }
-
-
-def empty_semantics() -> dict[str, Any]:
-    return {
-        "collective": None,
-        "point_to_point": None,
-        "one_sided": None,
-        "atomic": None,
-        "memory": None,
-        "formal": None,
-    }
-
-
-def memory(
-    local: str,
-    remote: str | None,
-    reuse: str,
-    *,
-    fence: str = "none",
-    symmetric_heap: bool = False,
-    model: str | None = None,
-) -> dict[str, Any]:
-    return {
-        "local_completion": local,
-        "remote_completion": remote,
-        "buffer_reuse": reuse,
-        "fence_semantics": fence,
-        "symmetric_heap": symmetric_heap,
-        "memory_model": model,
-    }
-
-
-def null_variants() -> dict[str, None]:
-    return {
-        "nonblocking": None,
-        "blocking": None,
-        "persistent": None,
-        "neighborhood": None,
-        "host": None,
-        "gpu": None,
     }
 
 

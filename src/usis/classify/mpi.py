@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from usis.classify.common import memory
+
 CURATED_DIR = pathlib.Path(__file__).resolve().parent.parent / "curated" / "mpi"
 MODEL = "mpi"
 HEADER = "mpi.h"
@@ -1061,19 +1063,6 @@ def semantics_atomic(call: CallClass, prov: Provenance) -> dict[str, Any] | None
     return {"operation": None, "fetch": True, "compare": False}
 
 
-def memory_record(
-    local: str, remote: str | None, reuse: str, fence: str = "none"
-) -> dict[str, Any]:
-    return {
-        "local_completion": local,
-        "remote_completion": remote,
-        "buffer_reuse": reuse,
-        "fence_semantics": fence,
-        "symmetric_heap": False,
-        "memory_model": None,
-    }
-
-
 EXPOSED_BUFFER_CALLS = {
     "buffer_attach",
     "comm_attach_buffer",
@@ -1091,10 +1080,10 @@ def semantics_memory(
     pointer = "/semantics/memory"
     if rest in WAIT_CALLS:
         prov.rule(pointer, "rule:memory.wait_completes_locally")
-        return memory_record("after_return", None, "after_return", "local")
+        return memory("after_return", None, "after_return", "local")
     if rest in TEST_CALLS:
         prov.rule(pointer, "rule:memory.test_completes_locally")
-        return memory_record("after_test", None, "after_test", "local")
+        return memory("after_test", None, "after_test", "local")
     if rest in (
         "win_fence",
         "win_unlock",
@@ -1104,16 +1093,16 @@ def semantics_memory(
         "win_wait",
     ):
         prov.rule(pointer, "rule:memory.rma_completes_both_sides (MPI-4.1 §12.5)")
-        return memory_record("after_return", "after_return", "after_return", "both")
+        return memory("after_return", "after_return", "after_return", "both")
     if rest == "win_test":
         prov.rule(pointer, "rule:memory.rma_completes_both_sides (MPI-4.1 §12.5.2)")
-        return memory_record("after_test", "after_return", "after_test", "both")
+        return memory("after_test", "after_return", "after_test", "both")
     if rest in ("win_complete", "win_flush_local", "win_flush_local_all"):
         prov.rule(pointer, "rule:memory.rma_completes_origin (MPI-4.1 §12.5.2, §12.5.4)")
-        return memory_record("after_return", None, "after_return", "local")
+        return memory("after_return", None, "after_return", "local")
     if rest == "win_sync":
         prov.rule(pointer, "rule:memory.win_sync (MPI-4.1 §12.5.4)")
-        return memory_record("after_return", None, "after_return", "local")
+        return memory("after_return", None, "after_return", "local")
     if not has_buffer:
         prov.rule(pointer, "rule:memory.no_buffer")
         return None
@@ -1124,27 +1113,27 @@ def semantics_memory(
         remote = None if call.rma_operation == "get" else "after_fence"
         prov.judgement(pointer + "/remote_completion", "rma_remote_after_fence")
         prov.rule(pointer + "/local_completion", "rule:memory.rma_local (MPI-4.1 §12.3)")
-        return memory_record(local, remote, local)
+        return memory(local, remote, local)
     if call.collective_base is not None or call.p2p_base is not None:
         sends = call.p2p_direction in ("send", "send_receive") or call.collective_base is not None
         remote = "after_return" if sends else None
         if sends:
             prov.judgement(pointer + "/remote_completion", "remote_completion_two_sided")
         prov.rule(pointer + "/local_completion", "rule:memory.local_by_variant")
-        return memory_record(local, remote, local)
+        return memory(local, remote, local)
     if call.api_group == "io":
         if SPLIT_BEGIN.match(rest):
             prov.judgement(pointer, "split_collective_begin")
-            return memory_record("after_wait", None, "after_wait")
+            return memory("after_wait", None, "after_wait")
         prov.rule(pointer, "rule:memory.io_local (file storage is no remote process)")
-        return memory_record(local, None, local)
+        return memory(local, None, local)
     if rest in EXPOSED_BUFFER_CALLS:
         prov.curated(
             pointer, "MPI-4.1 §3.6 and §12.2: the buffer belongs to MPI until detached or freed"
         )
-        return memory_record("after_return", None, "never")
+        return memory("after_return", None, "never")
     prov.rule(pointer, "rule:memory.local_buffer_call")
-    return memory_record("after_return", None, "after_return")
+    return memory("after_return", None, "after_return")
 
 
 # ---------------------------------------------------------------------------------------------

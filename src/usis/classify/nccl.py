@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
+from usis.classify.common import empty_semantics, memory
 from usis.classify.cuda import (
     ClassifyError,
     Notes,
@@ -22,10 +23,8 @@ from usis.classify.cuda import (
     curated_document,
     curated_origin,
     default_direction,
-    empty_semantics,
     execution,
     is_pointer,
-    memory,
     note_parameter,
     render_signature,
     return_of,

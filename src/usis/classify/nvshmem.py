@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from usis.classify.common import ATOMIC_OPERATIONS, TEAM_NAMES, empty_semantics, memory
 from usis.classify.cuda import (
     ClassifyError,
     Notes,
@@ -28,10 +29,8 @@ from usis.classify.cuda import (
     curated_document,
     curated_origin,
     default_direction,
-    empty_semantics,
     execution,
     is_pointer,
-    memory,
     note_parameter,
     return_of,
 )
@@ -86,23 +85,6 @@ def operation_of(name: str) -> Operation:
     return Operation(rest, reduction, scope, on_stream, nbi, queue_pair, sized, bytes_form)
 
 
-ATOMIC_OPERATIONS = {
-    # operation key -> (semantics.atomic.operation, fetch, compare), as the OpenSHMEM corpus.
-    "atomic_fetch": ("fetch", True, False),
-    "atomic_set": ("set", False, False),
-    "atomic_swap": ("swap", True, False),
-    "atomic_compare_swap": ("cswap", True, True),
-    "atomic_fetch_add": ("fetch_add", True, False),
-    "atomic_fetch_inc": ("fetch_inc", True, False),
-    "atomic_add": ("add", False, False),
-    "atomic_inc": ("inc", False, False),
-    "atomic_and": ("and", False, False),
-    "atomic_or": ("or", False, False),
-    "atomic_xor": ("xor", False, False),
-    "atomic_fetch_and": ("fetch_and", True, False),
-    "atomic_fetch_or": ("fetch_or", True, False),
-    "atomic_fetch_xor": ("fetch_xor", True, False),
-}
 COLLECTIVE_TYPES = {
     # operation key -> (semantics.collective.type, root_involved, algorithm_class)
     "broadcast": ("broadcast", True, "one_to_all"),
@@ -201,15 +183,6 @@ REMOTE_SIDE = {
     "get": {"source", "src"},
     "g": {"source", "src"},
     "iget": {"source"},
-}
-TEAM_NAMES = {
-    "team",
-    "parent_team",
-    "src_team",
-    "dest_team",
-    "new_team",
-    "xaxis_team",
-    "yaxis_team",
 }
 COUNT_NAMES = {"nelems", "nelem", "nreduce", "bytes", "count", "num_qps"}
 RANK_NAMES = {"pe", "PE_root", "src_pe", "start", "PE_start"}

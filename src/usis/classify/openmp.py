@@ -15,7 +15,8 @@ from typing import Any
 
 import yaml
 
-from usis.classify.shmem import Notes, empty_semantics, null_variants
+from usis.classify.common import empty_semantics, null_variants
+from usis.classify.shmem import Notes
 from usis.extract.shmem import render_signature
 
 MODEL = "openmp"

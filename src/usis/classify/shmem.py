@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from usis.classify.common import ATOMIC_OPERATIONS as OPENSHMEM_ATOMICS
+from usis.classify.common import TEAM_NAMES, empty_semantics, memory, null_variants
 from usis.extract.shmem import parse_prototype, render_signature
 
 MODEL = "shmem"
@@ -96,21 +98,7 @@ SYNC_SIZE_CONSTANT = {
 
 REDUCTION_OPS = ("and", "or", "xor", "max", "min", "sum", "prod")
 ATOMIC_OPERATIONS = {
-    # operation key -> (semantics.atomic.operation, fetch, compare)
-    "atomic_fetch": ("fetch", True, False),
-    "atomic_set": ("set", False, False),
-    "atomic_swap": ("swap", True, False),
-    "atomic_compare_swap": ("cswap", True, True),
-    "atomic_fetch_add": ("fetch_add", True, False),
-    "atomic_fetch_inc": ("fetch_inc", True, False),
-    "atomic_add": ("add", False, False),
-    "atomic_inc": ("inc", False, False),
-    "atomic_and": ("and", False, False),
-    "atomic_or": ("or", False, False),
-    "atomic_xor": ("xor", False, False),
-    "atomic_fetch_and": ("fetch_and", True, False),
-    "atomic_fetch_or": ("fetch_or", True, False),
-    "atomic_fetch_xor": ("fetch_xor", True, False),
+    **OPENSHMEM_ATOMICS,
     # Pre-1.4 names of the same operations.
     "swap": ("swap", True, False),
     "cswap": ("cswap", True, True),
@@ -450,15 +438,6 @@ BUFFER_NAMES = {
 }
 RANK_NAMES = {"pe", "PE_root", "PE_start", "src_pe", "start"}
 COUNT_NAMES = {"len", "nelems", "nreduce", "nlong", "count"}
-TEAM_NAMES = {
-    "team",
-    "parent_team",
-    "src_team",
-    "dest_team",
-    "new_team",
-    "xaxis_team",
-    "yaxis_team",
-}
 SCALAR_NAMES = {
     "value",
     "cond",
@@ -738,43 +717,15 @@ def parameter_description(operation: Operation, name: str, kind: str | None) -> 
 # Sections
 
 
-def null_variants() -> dict[str, None]:
-    return {
-        "nonblocking": None,
-        "blocking": None,
-        "persistent": None,
-        "neighborhood": None,
-        "host": None,
-        "gpu": None,
-    }
-
-
-def empty_semantics() -> dict[str, Any]:
-    return {
-        "collective": None,
-        "point_to_point": None,
-        "one_sided": None,
-        "atomic": None,
-        "memory": None,
-        "formal": None,
-    }
-
-
-def memory(
+def heap_memory(
     local: str,
     remote: str | None,
     reuse: str,
     fence: str = "none",
     model: str | None = "relaxed",
 ) -> dict[str, Any]:
-    return {
-        "local_completion": local,
-        "remote_completion": remote,
-        "buffer_reuse": reuse,
-        "fence_semantics": fence,
-        "symmetric_heap": True,
-        "memory_model": model,
-    }
+    """semantics.memory of a routine on the symmetric heap; relaxed unless said otherwise."""
+    return memory(local, remote, reuse, fence, symmetric_heap=True, model=model)
 
 
 COLLECTIVE_TYPES = {
@@ -819,6 +770,17 @@ def execution(
     }
 
 
+def one_sided_execution(nbi: bool, locality: str) -> dict[str, Any]:
+    """execution of a put, get or atomic; the `_nbi` form returns before it completes."""
+    return execution(
+        blocking=not nbi,
+        collective=False,
+        locality=locality,
+        completion="ic" if nbi else "c",
+        procedure_class="nb-op" if nbi else "b-op",
+    )
+
+
 def type_phrase(routine: Routine, operation: Operation) -> str:
     if routine.types:
         return f"{PLACEHOLDER} elements"
@@ -845,7 +807,7 @@ def classify_operation(routine: Routine, operation: Operation) -> Classified:
             "epoch_type": "implicit",
             "ordering": "release_acquire" if signal else "none",
         }
-        semantics["memory"] = memory(
+        semantics["memory"] = heap_memory(
             "after_flush" if nbi else "after_return",
             "after_quiet",
             "after_flush" if nbi else "after_return",
@@ -860,20 +822,14 @@ def classify_operation(routine: Routine, operation: Operation) -> Classified:
         }[key]
         return Classified(
             "one_sided",
-            execution(
-                blocking=not nbi,
-                collective=False,
-                locality="both",
-                completion="ic" if nbi else "c",
-                procedure_class="nb-op" if nbi else "b-op",
-            ),
+            one_sided_execution(nbi, "both"),
             semantics,
             description,
             "rma-put",
         )
     if key in {"get", "get_nbi", "g", "iget"}:
         semantics["one_sided"] = {"operation": "get", "epoch_type": "implicit", "ordering": "none"}
-        semantics["memory"] = memory(
+        semantics["memory"] = heap_memory(
             "after_flush" if nbi else "after_return",
             None,
             "after_flush" if nbi else "after_return",
@@ -886,13 +842,7 @@ def classify_operation(routine: Routine, operation: Operation) -> Classified:
         }[key]
         return Classified(
             "one_sided",
-            execution(
-                blocking=not nbi,
-                collective=False,
-                locality="both",
-                completion="ic" if nbi else "c",
-                procedure_class="nb-op" if nbi else "b-op",
-            ),
+            one_sided_execution(nbi, "both"),
             semantics,
             description,
             "rma-get",
@@ -911,7 +861,7 @@ def classify_operation(routine: Routine, operation: Operation) -> Classified:
             remote = "after_return"
         else:
             remote = "after_quiet"
-        semantics["memory"] = memory(
+        semantics["memory"] = heap_memory(
             "after_flush" if nbi else "after_return",
             remote,
             "after_flush" if nbi else "after_return",
@@ -945,20 +895,14 @@ def classify_operation(routine: Routine, operation: Operation) -> Classified:
             description = action + " and returns its prior value."
         return Classified(
             "one_sided",
-            execution(
-                blocking=not nbi,
-                collective=False,
-                locality="both" if fetch else "remote",
-                completion="ic" if nbi else "c",
-                procedure_class="nb-op" if nbi else "b-op",
-            ),
+            one_sided_execution(nbi, "both" if fetch else "remote"),
             semantics,
             description,
             "atomic",
         )
     if key == "signal_fetch":
         semantics["atomic"] = {"operation": "fetch", "fetch": True, "compare": False}
-        semantics["memory"] = memory("after_return", None, "after_return")
+        semantics["memory"] = heap_memory("after_return", None, "after_return")
         return Classified(
             "one_sided",
             execution(
@@ -977,7 +921,7 @@ def classify_operation(routine: Routine, operation: Operation) -> Classified:
     wait = WAIT_OPERATIONS.match(key)
     if wait or key == "signal_wait_until":
         testing = key.startswith("test")
-        semantics["memory"] = memory("after_return", None, "after_return", model=None)
+        semantics["memory"] = heap_memory("after_return", None, "after_return", model=None)
         if key == "signal_wait_until":
             description = (
                 "Waits until a local signal object satisfies a comparison and returns its value."
@@ -1014,7 +958,7 @@ def classify_operation(routine: Routine, operation: Operation) -> Classified:
 
     # Ordering and completion.
     if key in {"fence", "quiet"}:
-        semantics["memory"] = memory(
+        semantics["memory"] = heap_memory(
             "after_return",
             None,
             "after_return",
@@ -1041,7 +985,7 @@ def classify_operation(routine: Routine, operation: Operation) -> Classified:
         )
     if key in {"barrier", "barrier_all", "sync", "sync_all", "team_sync"}:
         completes = key.startswith("barrier")
-        semantics["memory"] = memory(
+        semantics["memory"] = heap_memory(
             "after_return",
             None,
             "after_return",
@@ -1089,7 +1033,7 @@ def classify_operation(routine: Routine, operation: Operation) -> Classified:
             "reduction_op": False,
             "topology_aware": False,
         }
-        semantics["memory"] = memory("after_return", "after_return", "after_return")
+        semantics["memory"] = heap_memory("after_return", "after_return", "after_return")
         over = "an active set of PEs" if operation.active_set else "a team"
         description = {
             "broadcast": f"Copies {things} from the root PE to every other PE of {over}.",
@@ -1115,7 +1059,7 @@ def classify_operation(routine: Routine, operation: Operation) -> Classified:
 
     # Locks.
     if key in {"set_lock", "clear_lock", "test_lock"}:
-        semantics["memory"] = memory(
+        semantics["memory"] = heap_memory(
             "after_return",
             "after_return" if key == "clear_lock" else None,
             "after_return",

@@ -1,25 +1,31 @@
 """Extract every function of the CUDA runtime's cuda_runtime_api.h, and the C header reader the
-three NVIDIA extracts share (a small preprocessor with function-like macros, and a prototype parser).
+three NVIDIA extracts share (a small preprocessor with function-like macros, and a prototype parser)
+built on the common pieces of usis.extract.cheader.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from usis.extract.cheader import (
+    Conditionals,
+    HeaderParseError,
+    logical_lines,
+    pinned_sources,
+    render_declarator,
+    sha256_of,
+)
 
 SOURCES: tuple[str, ...] = ("nvidia-cuda-runtime-cu12",)
 
 
 CUDA_INCLUDE_DIR = "nvidia/cuda_runtime/include"
 CUDA_HEADER = "cuda_runtime_api.h"
-
-
-class HeaderParseError(ValueError):
-    """Header text the reader cannot make sense of; the message names the file and line."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -288,35 +294,6 @@ class MacroTable:
 # Preprocessing
 
 
-def strip_comments(text: str) -> str:
-    """Remove C comments, keeping newlines so that line numbers survive; strings are kept."""
-
-    def replace(match: re.Match[str]) -> str:
-        found = match.group(0)
-        if found.startswith(("/*", "//")):
-            return "\n" * found.count("\n") if found.startswith("/*") else ""
-        return found
-
-    return re.sub(r'"(?:\\.|[^"\\\n])*"|/\*.*?\*/|//[^\n]*', replace, text, flags=re.S)
-
-
-def logical_lines(text: str) -> Iterator[tuple[int, str]]:
-    """(first line number, text) with backslash continuations joined and comments removed."""
-    lines = strip_comments(text).split("\n")
-    index = 0
-    while index < len(lines):
-        number = index + 1
-        line = lines[index]
-        while line.endswith("\\") and index + 1 < len(lines):
-            index += 1
-            line = line[:-1] + " " + lines[index]
-        index += 1
-        # Keep the count of physical lines so that later line numbers stay true.
-        yield number, line
-        for _ in range(index - number):
-            yield number, ""
-
-
 @dataclass
 class SourceLine:
     """Output text of the preprocessor: one chunk of active, macro-expanded tokens from a file."""
@@ -366,9 +343,7 @@ class Preprocessor:
     def process(self, path: Path) -> None:
         name = self.relative(path)
         emitting = name in self.emit_files
-        # Each frame: (active, a branch already taken, parent active).
-        stack: list[tuple[bool, bool, bool]] = []
-        active = True
+        conditionals = Conditionals()
         chunk: list[tuple[int, str]] = []
 
         def flush() -> None:
@@ -381,7 +356,7 @@ class Preprocessor:
         for number, line in logical_lines(path.read_text(encoding="utf-8", errors="replace")):
             stripped = line.strip()
             if not stripped.startswith("#"):
-                if active:
+                if conditionals.active:
                     chunk.append((number, line))
                 continue
             flush()
@@ -390,38 +365,10 @@ class Preprocessor:
                 (directive.group(1), directive.group(2).strip()) if directive else ("", "")
             )
             where = f"{name}:{number}"
-            if keyword in ("if", "ifdef", "ifndef"):
-                if not active:
-                    taken = False
-                elif keyword == "ifdef":
-                    taken = rest.split()[0] in self.table.macros
-                elif keyword == "ifndef":
-                    taken = rest.split()[0] not in self.table.macros
-                else:
-                    taken = self.evaluate(rest, where)
-                stack.append((active and taken, taken, active))
-                active = active and taken
-            elif keyword == "elif":
-                if not stack:
-                    raise HeaderParseError(f"{where}: #elif without #if")
-                _, already, parent = stack.pop()
-                taken = not already and parent and self.evaluate(rest, where)
-                stack.append((parent and taken, already or taken, parent))
-                active = parent and taken
-            elif keyword == "else":
-                if not stack:
-                    raise HeaderParseError(f"{where}: #else without #if")
-                _, already, parent = stack.pop()
-                stack.append((parent and not already, True, parent))
-                active = parent and not already
-            elif keyword == "endif":
-                if not stack:
-                    raise HeaderParseError(f"{where}: #endif without #if")
-                _, _, parent = stack.pop()
-                active = parent
-            elif not active:
+            condition = partial(self.condition_holds, keyword, rest, where)
+            if conditionals.directive(keyword, condition, where) or not conditionals.active:
                 continue
-            elif keyword == "define":
+            if keyword == "define":
                 self.table.define(rest, number, name)
             elif keyword == "pragma" and rest.split()[:1] == ["once"]:
                 if name in self.seen:
@@ -438,8 +385,15 @@ class Preprocessor:
                 if target is not None:
                     self.process(target)
         flush()
-        if stack:
-            raise HeaderParseError(f"{name}: unterminated #if at end of file")
+        conditionals.close(name)
+
+    def condition_holds(self, keyword: str, rest: str, where: str) -> bool:
+        """Whether an #if, #ifdef, #ifndef or #elif with text `rest` takes its branch."""
+        if keyword == "ifdef":
+            return rest.split()[0] in self.table.macros
+        if keyword == "ifndef":
+            return rest.split()[0] not in self.table.macros
+        return self.evaluate(rest, where)
 
     def evaluate(self, expression: str, where: str) -> bool:
         """The truth of an #if expression under the macros in force."""
@@ -778,10 +732,6 @@ def read_prototypes(
     return prototypes
 
 
-def sha256_of(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def find_include_dir(root: Path, relative: str, marker: str) -> Path:
     """The include directory inside an unpacked wheel (or `root` itself if it is that directory)."""
     for candidate in (root / relative, root):
@@ -793,31 +743,15 @@ def find_include_dir(root: Path, relative: str, marker: str) -> Path:
     )
 
 
-def pinned_sources(names: Iterable[str]) -> list[list[str]]:
-    """[name, version, sha256] of each source, as the shared manifest pins them."""
-    from usis.sources.manifest import load_manifest
-
-    manifest = load_manifest()
-    return [manifest[name].pin() for name in names]
-
-
 def render_signature(prototype: Mapping[str, Any]) -> str:
     """The C prototype text in one canonical spacing, e.g. `int f(const void *buf, int n)`."""
 
-    def declarator(c_type: str, name: str | None) -> str:
-        base = c_type.rstrip("*")
-        stars = c_type[len(base) :]
-        if not name:
-            return f"{base}{' ' + stars if stars else ''}"
-        return f"{base} {stars}{name}"
-
     parts = [
-        declarator(p["type"], p["name"]) + ("[]" if p["array"] else "")
+        render_declarator(p["type"], p["name"]) + ("[]" if p["array"] else "")
         for p in prototype["parameters"]
     ]
-    return (
-        f"{declarator(prototype['return_type'], prototype['name'])}({', '.join(parts) or 'void'})"
-    )
+    head = render_declarator(prototype["return_type"], prototype["name"])
+    return f"{head}({', '.join(parts) or 'void'})"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,16 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from usis.extract.cuda import (
-    HeaderParseError,
-    Preprocessor,
-    find_include_dir,
-    pinned_sources,
-    read_prototypes,
-    render_signature,
-    sha256_of,
-    strip_comments,
-)
+from usis.extract.cheader import HeaderParseError, pinned_sources, sha256_of, strip_comments
+from usis.extract.cuda import Preprocessor, find_include_dir, read_prototypes, render_signature
 
 SOURCES: tuple[str, ...] = ("nvidia-nccl-cu12",)
 

@@ -13,14 +13,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from usis.extract.cheader import pinned_sources, sha256_of
 from usis.extract.cuda import (
     Preprocessor,
     find_include_dir,
-    pinned_sources,
     read_prototypes,
     render,
     render_signature,
-    sha256_of,
 )
 
 SOURCES: tuple[str, ...] = ("nvidia-nvshmem-cu12",)

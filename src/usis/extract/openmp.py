@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from usis.extract.shmem import HeaderParseError, pinned_sources, read_prototypes, sha256_of
+from usis.extract.cheader import HeaderParseError, pinned_sources, sha256_of
+from usis.extract.shmem import read_prototypes
 
 SOURCES: tuple[str, ...] = ("libgcc-12-dev", "libomp-16-dev")
 

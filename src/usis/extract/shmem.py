@@ -1,19 +1,27 @@
 """Extract every routine prototype from Open MPI's OpenSHMEM header (Debian's libopenmpi-dev).
 
 Also home of the small C prototype reader shared with the OpenMP extract: a conditional-aware
-preprocessor pass, comment stripping and a declaration splitter, enough for vendor API headers.
+preprocessor pass (on the common pieces of usis.extract.cheader) and a declaration splitter, enough
+for vendor API headers.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from usis.sources.manifest import load_manifest
+from usis.extract.cheader import (
+    Conditionals,
+    HeaderParseError,
+    logical_lines,
+    pinned_sources,
+    render_declarator,
+    sha256_of,
+)
 
 SOURCES: tuple[str, ...] = ("libopenmpi-dev",)
 
@@ -53,10 +61,6 @@ C_TYPE_WORDS = frozenset(
 C_QUALIFIERS = frozenset({"const", "volatile", "restrict"})
 
 
-class HeaderParseError(ValueError):
-    """A header line that the prototype reader cannot make sense of."""
-
-
 @dataclass(frozen=True)
 class CParameter:
     """One parameter of a C prototype: its type (pointer stars attached) and its name, if any."""
@@ -92,44 +96,12 @@ class CPrototype:
 def render_signature(name: str, return_type: str, parameters: Iterable[Mapping[str, Any]]) -> str:
     """The C prototype text `ret name(type *p, ...)` in one canonical spacing."""
     rendered = [render_parameter(p["type"], p["name"], bool(p.get("array"))) for p in parameters]
-    return f"{render_type_with_name(return_type, name)}({', '.join(rendered) or 'void'})"
+    return f"{render_declarator(return_type, name)}({', '.join(rendered) or 'void'})"
 
 
 def render_parameter(c_type: str, name: str | None, array: bool = False) -> str:
-    text = render_type_with_name(c_type, name or "")
+    text = render_declarator(c_type, name)
     return (text + "[]" if array else text).strip()
-
-
-def render_type_with_name(c_type: str, name: str) -> str:
-    """`int*` + `x` -> `int *x`; `int` + `x` -> `int x`; C's own spacing for declarators."""
-    base = c_type.rstrip("*")
-    stars = c_type[len(base) :]
-    if not name:
-        return f"{base}{' ' + stars if stars else ''}".strip()
-    return f"{base} {stars}{name}"
-
-
-def pinned_sources(names: Iterable[str]) -> list[list[str]]:
-    """[name, version, sha256] of each named source, as the manifest pins it."""
-    manifest = load_manifest()
-    missing = [name for name in names if name not in manifest]
-    if missing:
-        raise KeyError(f"sources {missing} are not in src/usis/sources/manifest.json")
-    return [manifest[name].pin() for name in names]
-
-
-def sha256_of(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def strip_comments(text: str) -> str:
-    """Remove C comments, keeping newlines so that line numbers survive."""
-
-    def blank(match: re.Match[str]) -> str:
-        return "\n" * match.group(0).count("\n")
-
-    text = re.sub(r"/\*.*?\*/", blank, text, flags=re.S)
-    return re.sub(r"//[^\n]*", "", text)
 
 
 def evaluate_condition(expression: str, defines: Mapping[str, str]) -> bool:
@@ -156,68 +128,42 @@ def evaluate_condition(expression: str, defines: Mapping[str, str]) -> bool:
     return bool(eval(expression, {"__builtins__": {}}, {}))
 
 
-def preprocess(text: str, defines: Mapping[str, str]) -> list[tuple[int, str]]:
+def condition_holds(keyword: str, rest: str, defines: Mapping[str, str]) -> bool:
+    """Whether an #if, #ifdef, #ifndef or #elif with text `rest` takes its branch."""
+    if keyword == "ifdef":
+        return rest.split()[0] in defines
+    if keyword == "ifndef":
+        return rest.split()[0] not in defines
+    return evaluate_condition(rest, defines)
+
+
+def preprocess(text: str, defines: Mapping[str, str], where: str) -> list[tuple[int, str]]:
     """Keep the lines a C compiler with `defines` would see; drop every directive.
 
     Returns (line number, text) pairs. Only conditionals are interpreted: the headers read here
     use #define for constants and attribute macros, which the declaration reader handles itself.
     """
     kept: list[tuple[int, str]] = []
-    # Each frame: (this branch active, some branch of this #if already taken, parent active).
-    stack: list[tuple[bool, bool, bool]] = []
-    active = True
-    lines = strip_comments(text).split("\n")
-    index = 0
-    while index < len(lines):
-        number = index + 1
-        line = lines[index]
-        while line.endswith("\\") and index + 1 < len(lines):
-            index += 1
-            line = line[:-1] + " " + lines[index]
-        index += 1
+    conditionals = Conditionals()
+    for number, line in logical_lines(text):
         stripped = line.strip()
         if not stripped.startswith("#"):
-            if active:
+            if conditionals.active:
                 kept.append((number, line))
             continue
         directive = re.match(r"#\s*(\w+)\s*(.*)", stripped)
         if not directive:
             continue
         keyword, rest = directive.group(1), directive.group(2).strip()
-        if keyword in {"if", "ifdef", "ifndef"}:
-            if keyword == "ifdef":
-                taken = rest.split()[0] in defines
-            elif keyword == "ifndef":
-                taken = rest.split()[0] not in defines
-            else:
-                taken = active and evaluate_condition(rest, defines)
-            stack.append((active and taken, taken, active))
-            active = active and taken
-        elif keyword == "elif":
-            if not stack:
-                raise HeaderParseError(f"line {number}: #elif without #if")
-            _, already, parent = stack.pop()
-            taken = not already and parent and evaluate_condition(rest, defines)
-            stack.append((parent and taken, already or taken, parent))
-            active = parent and taken
-        elif keyword == "else":
-            if not stack:
-                raise HeaderParseError(f"line {number}: #else without #if")
-            _, already, parent = stack.pop()
-            stack.append((parent and not already, True, parent))
-            active = parent and not already
-        elif keyword == "endif":
-            if not stack:
-                raise HeaderParseError(f"line {number}: #endif without #if")
-            _, _, parent = stack.pop()
-            active = parent
-        elif keyword == "define" and active:
+        condition = partial(condition_holds, keyword, rest, defines)
+        if conditionals.directive(keyword, condition, f"{where}:{number}"):
+            continue
+        if keyword == "define" and conditionals.active:
             # Record object-like macros so that later conditionals can test them.
             name_value = re.match(r"(\w+)(?!\()\s*(.*)", rest)
             if name_value and "(" not in rest.split()[0]:
                 defines = {**defines, name_value.group(1): name_value.group(2).strip() or "1"}
-    if stack:
-        raise HeaderParseError("unterminated #if at end of header")
+    conditionals.close(where)
     return kept
 
 
@@ -356,7 +302,7 @@ def read_prototypes(
     for pattern, replacement in substitutions:
         text = re.sub(pattern, replacement, text)
     prototypes = []
-    for line, statement in split_statements(preprocess(text, defines)):
+    for line, statement in split_statements(preprocess(text, defines, where)):
         prototype = parse_prototype(line, statement, drop_tokens, where)
         if prototype is not None and re.match(name_pattern, prototype.name):
             prototypes.append(prototype)
@@ -367,6 +313,17 @@ def read_prototypes(
 SHMEM_SUBSTITUTIONS = ((r"OSHMEM_COMPLEX_TYPE\(\s*(\w+)\s*\)", r"\1 complex"),)
 # A C11 compiler, not C++, as the corpus describes the C binding.
 SHMEM_DEFINES = {"__STDC_VERSION__": "201112"}
+
+
+def read_shmem_header(path: Path, header: str) -> list[CPrototype]:
+    """The prototypes of one of Open MPI's OpenSHMEM headers, as a C11 compiler sees them."""
+    return read_prototypes(
+        path.read_text(),
+        where=header,
+        defines=SHMEM_DEFINES,
+        drop_tokens=DECORATION_TOKENS,
+        substitutions=SHMEM_SUBSTITUTIONS,
+    )
 
 
 def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
@@ -383,13 +340,7 @@ def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
                 f"Debian package (with {SHMEM_INCLUDE_DIR}/) or that include directory"
             )
         files.append([header, sha256_of(path)])
-        for prototype in read_prototypes(
-            path.read_text(),
-            where=header,
-            defines=SHMEM_DEFINES,
-            drop_tokens=DECORATION_TOKENS,
-            substitutions=SHMEM_SUBSTITUTIONS,
-        ):
+        for prototype in read_shmem_header(path, header):
             record = prototype.as_dict()
             record["file"] = header
             records.append(record)
@@ -397,16 +348,7 @@ def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
     profiling_names: set[str] = set()
     if profiling_path.is_file():
         files.append([PROFILING_HEADER, sha256_of(profiling_path)])
-        profiling_names = {
-            p.name
-            for p in read_prototypes(
-                profiling_path.read_text(),
-                where=PROFILING_HEADER,
-                defines=SHMEM_DEFINES,
-                drop_tokens=DECORATION_TOKENS,
-                substitutions=SHMEM_SUBSTITUTIONS,
-            )
-        }
+        profiling_names = {p.name for p in read_shmem_header(profiling_path, PROFILING_HEADER)}
     for record in records:
         profiled = "p" + record["name"]
         record["profiling_name"] = profiled if profiled in profiling_names else None

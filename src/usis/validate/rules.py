@@ -97,6 +97,22 @@ def formal_of(entry: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return formal if isinstance(formal, Mapping) else None
 
 
+def formal_rule(rule_id: str, statement: str) -> Callable[[Any], Any]:
+    """Register a per-entry check of the formal block, given as `formal`; an entry whose formal
+    block is null has nothing for it to check."""
+
+    def register(function: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+        def check(key: str, entry: Mapping[str, Any], known: frozenset[str]) -> Iterator[Any]:
+            formal = formal_of(entry)
+            if formal is not None:
+                yield from function(key, entry, formal, known)
+
+        rule(rule_id, statement)(check)
+        return function
+
+    return register
+
+
 @rule("USIS-C001", "identity.model and identity.name agree with the key `model:function_key`.")
 def key_matches_identity(
     key: str, entry: Mapping[str, Any], known: frozenset[str]
@@ -119,6 +135,19 @@ def references(entry: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
     yield "relationships.superseded_by", relationships["superseded_by"]
     for index, target in enumerate(relationships["supersedes"]):
         yield f"relationships.supersedes[{index}]", target
+
+
+def variant_blocks(entries: Entries) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(key, relationships.variants) of every entry whose variants block is a mapping."""
+    for key, entry in entries.items():
+        variants = section(entry, "relationships", "variants")
+        if isinstance(variants, Mapping):
+            yield key, variants
+
+
+def variants_of(entries: Entries, target: Any) -> Any:
+    """The variants block of the entry a variant link names; None for no link."""
+    return section(entries.get(target), "relationships", "variants") if target else None
 
 
 @rule(
@@ -144,13 +173,10 @@ def references_resolve(key: str, entry: Mapping[str, Any], known: frozenset[str]
     per_entry=False,
 )
 def variant_symmetry(entries: Entries, known: frozenset[str]) -> Iterator[Problem]:
-    for key, entry in entries.items():
-        variants = section(entry, "relationships", "variants")
-        if not isinstance(variants, Mapping):
-            continue
+    for key, variants in variant_blocks(entries):
         for kind in ("nonblocking", "persistent"):
             target = variants.get(kind)
-            other = section(entries.get(target), "relationships", "variants") if target else None
+            other = variants_of(entries, target)
             if isinstance(other, Mapping) and other.get("blocking") != key:
                 yield (
                     key,
@@ -159,7 +185,7 @@ def variant_symmetry(entries: Entries, known: frozenset[str]) -> Iterator[Proble
                     f"{other.get('blocking')!r}, expected {key!r}",
                 )
         target = variants.get("blocking")
-        other = section(entries.get(target), "relationships", "variants") if target else None
+        other = variants_of(entries, target)
         if isinstance(other, Mapping) and key not in (
             other.get("nonblocking"),
             other.get("persistent"),
@@ -179,13 +205,10 @@ def variant_symmetry(entries: Entries, known: frozenset[str]) -> Iterator[Proble
     per_entry=False,
 )
 def host_gpu_symmetry(entries: Entries, known: frozenset[str]) -> Iterator[Problem]:
-    for key, entry in entries.items():
-        variants = section(entry, "relationships", "variants")
-        if not isinstance(variants, Mapping):
-            continue
+    for key, variants in variant_blocks(entries):
         for side, back in (("gpu", "host"), ("host", "gpu")):
             target = variants.get(side)
-            other = section(entries.get(target), "relationships", "variants") if target else None
+            other = variants_of(entries, target)
             if isinstance(other, Mapping) and other.get(back) != key:
                 yield (
                     key,
@@ -367,16 +390,15 @@ def signature_when_expressible(
         )
 
 
-@rule(
+@formal_rule(
     "USIS-C015",
     "A collective call's formal block (when non-null) has a `many` participant and a "
     "collective_rendezvous matching rule.",
 )
 def collective_formal_rendezvous(
-    key: str, entry: Mapping[str, Any], known: frozenset[str]
+    key: str, entry: Mapping[str, Any], formal: Mapping[str, Any], known: frozenset[str]
 ) -> Iterator[Any]:
-    formal = formal_of(entry)
-    if formal is None or entry["identity"]["api_group"] != "collective":
+    if entry["identity"]["api_group"] != "collective":
         return
     if not any(p["cardinality"] == "many" for p in formal["participants"]):
         yield (
@@ -391,11 +413,12 @@ def collective_formal_rendezvous(
         )
 
 
-@rule("USIS-C016", "Every `matched` data_flow source names a sync event of the same entry (`via`).")
-def matched_via_event(key: str, entry: Mapping[str, Any], known: frozenset[str]) -> Iterator[Any]:
-    formal = formal_of(entry)
-    if formal is None:
-        return
+@formal_rule(
+    "USIS-C016", "Every `matched` data_flow source names a sync event of the same entry (`via`)."
+)
+def matched_via_event(
+    key: str, entry: Mapping[str, Any], formal: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
     events = {event["id"] for event in formal["sync"]["events"]}
     for index, access in enumerate(formal["data_flow"]):
         source = access.get("source")
@@ -480,17 +503,14 @@ def formal_expressions(
             )
 
 
-@rule(
+@formal_rule(
     "USIS-C018",
     "Every selector, offset, match key and reference of the formal layer parses in the "
     "reference grammar.",
 )
 def formal_grammar_parses(
-    key: str, entry: Mapping[str, Any], known: frozenset[str]
+    key: str, entry: Mapping[str, Any], formal: Mapping[str, Any], known: frozenset[str]
 ) -> Iterator[Any]:
-    formal = formal_of(entry)
-    if formal is None:
-        return
     for path, text, parser in formal_expressions(formal):
         try:
             parser(text)
@@ -498,14 +518,13 @@ def formal_grammar_parses(
             yield path, str(error)
 
 
-@rule(
+@formal_rule(
     "USIS-C019",
     "Every `param:` reference of the formal layer names a parameter of the entry.",
 )
-def formal_params_exist(key: str, entry: Mapping[str, Any], known: frozenset[str]) -> Iterator[Any]:
-    formal = formal_of(entry)
-    if formal is None:
-        return
+def formal_params_exist(
+    key: str, entry: Mapping[str, Any], formal: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
     names = {parameter["name"] for parameter in entry["parameters"]}
     for path, text, parser in formal_expressions(formal):
         try:
@@ -516,14 +535,13 @@ def formal_params_exist(key: str, entry: Mapping[str, Any], known: frozenset[str
             yield path, f"{text!r} refers to {sorted(missing)}, not parameters of this entry"
 
 
-@rule(
+@formal_rule(
     "USIS-C020",
     "Every aggregation scope (reduce inputs, gathered sources) is one of the registered scopes.",
 )
-def scopes_registered(key: str, entry: Mapping[str, Any], known: frozenset[str]) -> Iterator[Any]:
-    formal = formal_of(entry)
-    if formal is None:
-        return
+def scopes_registered(
+    key: str, entry: Mapping[str, Any], formal: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
     for index, access in enumerate(formal["data_flow"]):
         where = f"semantics.formal.data_flow[{index}]"
         for position, contribution in enumerate(access.get("inputs") or []):
@@ -541,15 +559,14 @@ def scopes_registered(key: str, entry: Mapping[str, Any], known: frozenset[str])
             yield f"{where}.source.scope", f"{source['scope']!r} is not one of {sorted(SCOPES)}"
 
 
-@rule(
+@formal_rule(
     "USIS-C021",
     "Formal ids are unique and resolve: data_flow and event participants, source and input "
     "refs, and ordering endpoints (a data_flow id, an event id or a call boundary).",
 )
-def formal_ids_resolve(key: str, entry: Mapping[str, Any], known: frozenset[str]) -> Iterator[Any]:
-    formal = formal_of(entry)
-    if formal is None:
-        return
+def formal_ids_resolve(
+    key: str, entry: Mapping[str, Any], formal: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
     base = "semantics.formal"
     participants = [participant["id"] for participant in formal["participants"]]
     flows = [access["id"] for access in formal["data_flow"]]
@@ -589,17 +606,14 @@ def formal_ids_resolve(key: str, entry: Mapping[str, Any], known: frozenset[str]
                 )
 
 
-@rule(
+@formal_rule(
     "USIS-C022",
     "A data_flow `reduce` node has inputs and an operation_ref and no participant; every other "
     "access has a participant and no inputs or operation_ref.",
 )
 def reduce_nodes_well_formed(
-    key: str, entry: Mapping[str, Any], known: frozenset[str]
+    key: str, entry: Mapping[str, Any], formal: Mapping[str, Any], known: frozenset[str]
 ) -> Iterator[Any]:
-    formal = formal_of(entry)
-    if formal is None:
-        return
     for index, access in enumerate(formal["data_flow"]):
         where = f"semantics.formal.data_flow[{index}]"
         if access["op"] == "reduce":
@@ -649,17 +663,14 @@ def family_members_exist(
             )
 
 
-@rule(
+@formal_rule(
     "USIS-C025",
     "Each participant's `cardinality` fits its selector: `self` is one participant; a "
     "membership (`in`) or neighbourhood selector is many.",
 )
 def cardinality_fits_selector(
-    key: str, entry: Mapping[str, Any], known: frozenset[str]
+    key: str, entry: Mapping[str, Any], formal: Mapping[str, Any], known: frozenset[str]
 ) -> Iterator[Any]:
-    formal = formal_of(entry)
-    if formal is None:
-        return
     for index, participant in enumerate(formal["participants"]):
         selector = participant["selector"].strip()
         many_selector = " in " in f" {selector} " or selector.startswith("is_neighbor(")
@@ -675,16 +686,13 @@ def cardinality_fits_selector(
             )
 
 
-@rule(
+@formal_rule(
     "USIS-C026",
     "A passive_target participant does not call the function, and every other role does.",
 )
 def passive_targets_do_not_call(
-    key: str, entry: Mapping[str, Any], known: frozenset[str]
+    key: str, entry: Mapping[str, Any], formal: Mapping[str, Any], known: frozenset[str]
 ) -> Iterator[Any]:
-    formal = formal_of(entry)
-    if formal is None:
-        return
     for index, participant in enumerate(formal["participants"]):
         passive = participant["role_kind"] == "passive_target"
         if participant["calls_function"] == passive:
@@ -870,16 +878,13 @@ def collective_semantics_are_collective(
         yield "execution.collective", "false although semantics.collective describes a collective"
 
 
-@rule(
+@formal_rule(
     "USIS-C038",
     "A handle_lifecycle entry on `return_value` belongs to a call whose `return.kind` is RESULT.",
 )
 def returned_handles_are_results(
-    key: str, entry: Mapping[str, Any], known: frozenset[str]
+    key: str, entry: Mapping[str, Any], formal: Mapping[str, Any], known: frozenset[str]
 ) -> Iterator[Any]:
-    formal = formal_of(entry)
-    if formal is None:
-        return
     for index, handle in enumerate(formal["handle_lifecycle"]):
         if handle["handle"] == "return_value" and entry["return"]["kind"] != "RESULT":
             yield (

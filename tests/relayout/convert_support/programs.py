@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -98,11 +98,48 @@ def compare_with_reference(
             dead = origin < 0
             values = got if member is None else got[member]
             assert not values[dead].view(np.uint8).any(), f"{name}: a dead cell is not zero"
+    outputs = compare_convert_out(program, reference, arrays, inputs, buffers, expected, sizes)
+    return {"inputs": inputs, "buffers": buffers, "outputs": outputs, "program": program}
+
+
+def assert_buffers_equal(
+    expected: Mapping[str, np.ndarray],
+    buffers: Mapping[str, Any],
+    to_host: Callable[[Any, np.dtype[Any]], np.ndarray] | None = None,
+) -> None:
+    """Every buffer equals the reference's byte for byte, a struct's member by member (its
+    padding bytes are not compared); `to_host` first brings a device buffer over."""
+    for name, want in expected.items():
+        got = buffers[name] if to_host is None else to_host(buffers[name], want.dtype)
+        if want.dtype.fields is None:
+            assert got.tobytes() == want.tobytes(), name
+        else:
+            for member in want.dtype.names or ():
+                assert got[member].tobytes() == want[member].tobytes(), (name, member)
+
+
+def compare_convert_out(
+    program: Any,
+    reference: ReferenceEngine,
+    arrays: Mapping[str, str],
+    inputs: Mapping[str, np.ndarray],
+    buffers: Mapping[str, Any],
+    expected: Mapping[str, np.ndarray],
+    sizes: Mapping[str, int],
+    *,
+    every_array: bool = False,
+) -> dict[str, np.ndarray]:
+    """convert_out of `buffers` writes every output array as the reference does from `expected`;
+    the outputs it wrote. `every_array` hands the program a scratch array for each input-only
+    array too (what a program that writes back every source needs)."""
     specs = parse_arrays(arrays)
     outputs = {n: np.zeros_like(v) for n, v in inputs.items() if specs[n].intent != "in"}
     expected_outputs = {n: np.zeros_like(v) for n, v in outputs.items()}
-    program.convert_out(buffers, outputs, sizes)
+    targets = (
+        {n: outputs.get(n, np.zeros_like(v)) for n, v in inputs.items()} if every_array else outputs
+    )
+    program.convert_out(buffers, targets, sizes)
     reference.convert_out(expected, expected_outputs)
     for name in outputs:
         assert outputs[name].tobytes() == expected_outputs[name].tobytes(), f"convert_out {name}"
-    return {"inputs": inputs, "buffers": buffers, "outputs": outputs, "program": program}
+    return outputs

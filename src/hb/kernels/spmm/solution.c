@@ -1,5 +1,6 @@
-/* spmm: C <- A B over canonical CSR, one row of A (and of C) per iteration, rows shared among
- * threads; each entry of A scales one contiguous row of B into the row of C. */
+/* spmm: C <- A B over canonical CSR (the default format), one row of A (and of C) per
+ * iteration, rows shared among threads; each entry of A scales one contiguous row of B into the
+ * row of C. The baseline, and the reference solution of the csr format. */
 #include <stdint.h>
 
 #define HB_SPMM(NAME, T)                                                                        \
