@@ -16,6 +16,7 @@ from hb import abi, kernels
 from hb.distributed.driver import DriverBuild, build_driver, cast_refusal, driver_source
 from hb.distributed.engine import DistributedGrade, Reference, grade_distributed
 from hb.distributed.launch import LOCAL_LAUNCHER, RankLimits, launcher_command
+from hb.distributed.local_layout import local_layouts
 from hb.distributed.policy import (
     default_plan,
     device_available,
@@ -30,8 +31,9 @@ from hb.distributed.signature import (
     local_sizes_table,
     rank_sizes,
     symbol_arrivals,
+    tile_extent_texts,
 )
-from hb.distributed.tiles import GridPlan, local_shape, rank_coords, read_plan
+from hb.distributed.tiles import GridPlan, local_shape, rank_coords, read_plan, tile_extents
 from hb.precision import NUMPY_DTYPES, Tolerance, precision_of
 from relayout.errors import RequestError
 
@@ -53,12 +55,13 @@ __all__ = [
     "distributed_cast_refusal",
     "distributed_refusal",
     "driver_source",
+    "entry_signature",
     "grade_distributed",
     "grade_submission",
     "grid_at",
     "launcher_command",
     "launcher_settings",
-    "local_layout_refusal",
+    "local_layouts",
     "local_sizes_table",
     "lower_plan",
     "place_refusal",
@@ -67,6 +70,7 @@ __all__ = [
     "rank_sizes",
     "read_plan",
     "requested_casts",
+    "requested_device_arrays",
     "scale_command",
     "scale_requests",
     "scale_submission",
@@ -100,32 +104,52 @@ def describe_plan(
     kernel: DistributedKernel, plan: Any, sizes: Mapping[str, int] | None = None
 ) -> dict[str, Any]:
     """What /task/{kernel} and /requests/check show of a plan: the plan's JSON, which size symbols
-    arrive local (with the reason), each rank's grid coordinates and, given the global sizes,
-    each rank's local tile extents and size values."""
+    arrive local (with the reason), each rank's grid coordinates, each local tile layout (its
+    single-node program over the owned extents, digits and packed extents) and, given the global
+    sizes, each rank's packed tile extents (`tiles`), owned extents where a local layout differs
+    (`owned`) and size values."""
     grid_plan = read_plan(plan)
     answer: dict[str, Any] = {
         "plan": grid_plan.to_json(),
         "rank_order": "row-major: rank = c0 * P1 + c1 on a 2-D grid",
         "symbols": {s: a.to_json() for s, a in symbol_arrivals(kernel, grid_plan).items()},
     }
+    if grid_plan.local:
+        texts = tile_extent_texts(kernel, grid_plan)
+        answer["local_layouts"] = {
+            name: {**layout.to_json(), "tile": texts[name]}
+            for name, layout in grid_plan.local.items()
+        }
     if sizes is not None:
         ranks = []
         for rank in range(grid_plan.ranks):
-            ranks.append(
-                {
-                    "rank": rank,
-                    "coords": list(rank_coords(rank, grid_plan.grid)),
-                    "sizes": rank_sizes(kernel, grid_plan, sizes, rank),
-                    "tiles": {
-                        a.name: list(
-                            local_shape(grid_plan, a.name, kernel.global_shape(a, sizes), rank)
-                        )
-                        for a in kernel.arrays
-                    },
+            described: dict[str, Any] = {
+                "rank": rank,
+                "coords": list(rank_coords(rank, grid_plan.grid)),
+                "sizes": rank_sizes(kernel, grid_plan, sizes, rank),
+                "tiles": {
+                    a.name: list(
+                        tile_extents(grid_plan, a.name, kernel.global_shape(a, sizes), rank)
+                    )
+                    for a in kernel.arrays
+                },
+            }
+            if grid_plan.local:
+                described["owned"] = {
+                    name: list(local_shape(grid_plan, name, kernel.global_shape(name, sizes), rank))
+                    for name in grid_plan.local
                 }
-            )
+            ranks.append(described)
         answer["ranks"] = ranks
     return answer
+
+
+def entry_signature(
+    kernel: DistributedKernel, precision: str, casts: Mapping[str, str], plan: Any
+) -> str:
+    """The MPI entry point as the submission must define it under `plan`, each locally laid-out
+    tile's packed extents in a comment after its pointer."""
+    return kernel.c_prototype(precision, casts, tile_extent_texts(kernel, plan)) + ";"
 
 
 def scale_submission(
@@ -181,50 +205,35 @@ def requested_casts(requests: Any) -> dict[str, str]:
     return casts
 
 
+def requested_device_arrays(requests: Any, manifest: Any, residency: str = "host") -> list[str]:
+    """The arrays whose tiles live in device memory: the last place of an array decides, and an
+    array no place names lives in the run-wide `residency` (mpi.residency)."""
+    placed: dict[str, str] = {}
+    for operation in requests.operations:
+        if operation.action == "place":
+            placed[operation.array] = str(getattr(operation.on, "value", operation.on))
+    kernel = DistributedKernel.from_manifest(manifest)
+    return [a.name for a in kernel.arrays if placed.get(a.name, residency) == "device"]
+
+
 def lower_plan(
     requests: Any, manifest: Any, precision: str, ranks: int, sizes: Mapping[str, int] | None = None
 ) -> GridPlan:
     """Requests.plan at `ranks` over the kernel's arrays (RequestError naming the entry when the
-    program does not lower), read into the engine's GridPlan."""
+    program does not lower), read into the engine's GridPlan, with the local layout of every tile
+    the digit operations lay out other than row-major in global order (hb.distributed.
+    local_layout: the operations that are not distributions, as a single-node program over the
+    rank's owned extents)."""
     plan = requests.plan(
         abi.relayout_arrays(manifest, precision), dict(sizes) if sizes else None, ranks
     )
-    return read_plan(plan)
-
-
-def local_layout_refusal(requests: Any) -> str | None:
-    """A digit operation whose local layout the plan cannot carry, or None.
-
-    The plan says which rank owns which elements, and each tile is packed row-major in global
-    order; a digit operation over the grid is honoured when it only chooses the distribution
-    (a split or block whose cut digit a later distribute deals out). A permute, an unsplit or an
-    unblock, or a cut no distribute consumes, would reorder or pad the local tiles, which the
-    driver does not do: it is refused rather than silently ignored.
-    """
-    operations = list(requests.operations)
-    for index, operation in enumerate(operations):
-        label = f"operations[{index}] ({operation.action})"
-        if operation.action in ("permute", "unsplit", "unblock"):
-            return (
-                f"{label}: on a distributed grade each rank's tile is packed row-major in global "
-                f"order, and reordering the digits of a tile is not supported; send it without "
-                f"this operation"
-            )
-        if operation.action in ("split", "block"):
-            cut = set(operation.into)
-            dealt = any(
-                later.action == "distribute"
-                and later.array == operation.array
-                and getattr(later, "digit", None) in cut
-                for later in operations[index + 1 :]
-            )
-            if not dealt:
-                return (
-                    f"{label}: on a distributed grade a {operation.action} must feed a distribute "
-                    f"of one of its digits {sorted(cut)} (it then chooses the scheme); a cut kept "
-                    f"local would pad the tile, which is not supported"
-                )
-    return None
+    grid_plan = read_plan(plan)
+    env: dict[str, int] = {name: int(value) for name, value in (sizes or {}).items()}
+    env["P"] = grid_plan.ranks
+    env.update({f"P{k}": extent for k, extent in enumerate(grid_plan.grid)})
+    kernel = DistributedKernel.from_manifest(manifest)
+    local = local_layouts(requests, {a.name: len(a.shape) for a in kernel.arrays}, env)
+    return GridPlan(grid=grid_plan.grid, arrays=grid_plan.arrays, local=local)
 
 
 def distributed_refusal(
@@ -235,11 +244,12 @@ def distributed_refusal(
     ranks: int,
     replicatable_allowlist: Sequence[str] | None = None,
     layout_flexible_allowlist: Sequence[str] | None = None,
+    residency: str = "host",
 ) -> str | None:
     """Why a request with startup.grid cannot be graded on `ranks` ranks (mpi.ranks), or None:
     the kernel (dense floating arrays only), the grid (it must span mpi.ranks), the lowering
-    (Requests.plan) and the local layouts it cannot carry, the plan's refusals, place, and the
-    casts."""
+    (Requests.plan, and each tile's local layout), the plan's refusals, place (device tiles
+    under `residency` too: a CUDA device and toolchain must be present), and the casts."""
     kernel = DistributedKernel.from_manifest(manifest)
     refusal = kernel.refusal()
     if refusal:
@@ -247,9 +257,6 @@ def distributed_refusal(
     extents, note = grid_at(list(requests.startup.grid), ranks)
     if extents is None:
         return f"startup.grid must span mpi.ranks: {note}"
-    refusal = local_layout_refusal(requests)
-    if refusal:
-        return refusal
     try:
         plan = lower_plan(requests, manifest, precision, ranks, manifest.preset_sizes("S"))
     except (RequestError, ValueError) as error:
@@ -262,8 +269,8 @@ def distributed_refusal(
             replicatable_allowlist=replicatable_allowlist,
             layout_flexible_allowlist=layout_flexible_allowlist,
         )
-        or place_refusal(plan, distributed=True)
-        or distributed_cast_refusal(plan, casts)
+        or place_refusal(plan, distributed=True, residency=residency)
+        or distributed_cast_refusal(plan, casts, residency)
         or cast_refusal(kernel, precision, casts)
     )
 
@@ -297,12 +304,14 @@ def grade_submission(
     band: Tolerance | None = None,
     limits: RankLimits | None = None,
     build_directory: Path | None = None,
+    residency: str = "host",
 ) -> DistributedGrade:
     """Build a C submission with the generated driver and grade it on `ranks` ranks: the plan is
     Requests.plan at `ranks`, inputs are the catalog's seeded arrays at `preset`, and the whole
     domain is compared with the reference in `band` (default: the precision's). The build goes to
     `build_directory` (default `directory/build`; content-addressed, so a cache directory works),
-    the run to `directory/ranks_<P>`."""
+    the run to `directory/ranks_<P>`. Tiles placed on device (or all unplaced ones under
+    `residency` device) reach the kernel as device pointers, the driver then built with nvcc."""
     kernel = DistributedKernel.from_manifest(manifest)
     sizes = manifest.preset_sizes(preset)
     scalars = manifest.preset_scalars(preset)
@@ -310,6 +319,7 @@ def grade_submission(
     built = build_driver(
         kernel, precision, source, build_directory or directory / "build",
         casts=requested_casts(requests),
+        device_arrays=requested_device_arrays(requests, manifest, residency),
     )  # fmt: skip
     if built.program is None:
         return _build_failure(kernel, precision, ranks, built.log)
@@ -339,6 +349,7 @@ def scale_requests(
     timeout_s: float = 60.0,
     limits: RankLimits | None = None,
     build_directory: Path | None = None,
+    residency: str = "host",
 ) -> tuple[list[ScalingPoint], str, Path]:
     """The scaling curve of one submission (what `hb scale` prints): built once, graded at each
     rank count its startup.grid spans, table and PNG written under `directory`."""
@@ -347,6 +358,7 @@ def scale_requests(
     built = build_driver(
         kernel, precision, source, build_directory or directory / "build",
         casts=requested_casts(requests),
+        device_arrays=requested_device_arrays(requests, manifest, residency),
     )  # fmt: skip
     if built.program is None:
         raise RuntimeError(f"the MPI build failed: {built.log.strip()[-2000:]}")
@@ -411,6 +423,7 @@ def scale_command(args: argparse.Namespace, config: Any = None) -> int:
         manifest, requests, Path(args.file).read_text(), precision, directory=Path(args.out),
         rank_counts=counts, preset=args.preset, reps=args.reps, launcher=template,
         hostfile=hostfile, timeout_s=args.timeout, limits=rank_limits(config.sandbox),
+        residency=str(getattr(config.mpi, "residency", "host")),
     )  # fmt: skip
     print(table, end="")
     print(f"plot: {png}")

@@ -141,11 +141,6 @@ def requests_refusal(
         refusal = _relayout_refusal(requests, manifest, problem_precision)
     if refusal is None:
         refusal = shuffle_refusal(requests, manifest, problem_precision)
-    if refusal is None and sparse.has_dense_operations(requests) and not conversions_available():
-        refusal = (
-            f"operations[0] ({requests.operations[0].action}): this judge cannot run conversions yet "
-            "(relayout.convert.compile_program is missing); send the request without operations"
-        )
     return refusal
 
 
@@ -195,15 +190,6 @@ def distributed_request_refusal(
         replicatable_allowlist=mpi.replicatable_allowlist,
         layout_flexible_allowlist=mpi.layout_flexible_allowlist,
     )
-
-
-def conversions_available() -> bool:
-    """Whether relayout's conversion programs can be compiled in this checkout."""
-    try:
-        from relayout.convert import compile_program  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def _relayout_refusal(requests: Requests, manifest: Manifest, precision: str) -> str | None:
@@ -431,7 +417,7 @@ class JudgeHandler:
         casts = mpi_driver.requested_casts(granted)
         checked = DistributedRequestsCheck(
             **answer.model_dump(exclude={"signature"}),
-            signature=kernel.c_prototype(precision, casts) + ";",
+            signature=mpi_driver.entry_signature(kernel, precision, casts, plan),
             distribution={
                 "preset": self.config.grading.preset,
                 **mpi_driver.describe_plan(kernel, plan, sizes),

@@ -6,17 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from hb import kernels, results_db
 from hb.envelope import Submission
-from hb.service import JudgeHandler, conversions_available
+from hb.service import JudgeHandler
 from tests.hb.conftest import make_config
-
-pytestmark = pytest.mark.skipif(
-    not conversions_available(),
-    reason="relayout.convert.compile_program is not in this checkout yet",
-)
 
 
 def test_a_narrowing_cast_is_graded_in_the_fp64_band(handler: JudgeHandler) -> None:

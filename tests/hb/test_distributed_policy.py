@@ -11,11 +11,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hb.distributed.driver import LAYOUT_MAGIC, cast_refusal, driver_source
+from hb.distributed.driver import (
+    LAYOUT_MAGIC,
+    cast_refusal,
+    device_toolchain_refusal,
+    driver_source,
+)
 from hb.distributed.engine import RunSpec, layout_table
 from hb.distributed.launch import LOCAL_LAUNCHER, LauncherError, launcher_command
 from hb.distributed.policy import (
     default_plan,
+    device_arrays,
+    device_available,
     distributed_cast_refusal,
     place_refusal,
     plan_refusal,
@@ -176,8 +183,16 @@ def test_place_is_refused_on_one_node_and_without_a_device() -> None:
     assert "a single-node grade takes no place" in (
         place_refusal(on_device, distributed=False) or ""
     )
-    refusal = place_refusal(on_device, distributed=True) or ""
-    assert refusal.startswith("place (x) on device: ") and "use location host" in refusal
+    available, _ = device_available()
+    refusal = place_refusal(on_device, distributed=True)
+    if available and device_toolchain_refusal() is None:
+        assert refusal is None
+    else:
+        assert refusal is not None and refusal.startswith("place (x) on device: ")
+        assert "use location host" in refusal
+    # Under mpi.residency device every unplaced array lives on the device too.
+    assert device_arrays(on_device, "device") == ["x", "y"]
+    assert device_arrays(on_device) == ["x"]
     on_host = {
         "grid": [2],
         "arrays": {

@@ -10,7 +10,7 @@ import pytest
 
 from hb import mpi_driver
 from hb.config import Config
-from hb.distributed.driver import mpicc_path
+from hb.distributed.driver import device_toolchain_refusal, mpicc_path
 from hb.kernels import CATALOG_DIR, load_manifest
 from relayout.models import Requests
 
@@ -42,9 +42,11 @@ def test_refusals_before_a_build() -> None:
     on_device = requests(
         ["P"], distribute("x"), distribute("y"), {"action": "place", "array": "x", "on": "device"}
     )
-    assert "place (x) on device" in (
-        mpi_driver.distributed_refusal(on_device, scaled_add, "fp64", ranks=4) or ""
-    )
+    placed = mpi_driver.distributed_refusal(on_device, scaled_add, "fp64", ranks=4)
+    if mpi_driver.device_available()[0] and device_toolchain_refusal() is None:
+        assert placed is None
+    else:
+        assert "place (x) on device" in (placed or "")
     sparse = requests(["P"], {"action": "replicate", "array": "A"})
     assert "is sparse (csr)" in (
         mpi_driver.distributed_refusal(sparse, load_manifest("spmv"), "fp64", ranks=2) or ""
@@ -53,7 +55,7 @@ def test_refusals_before_a_build() -> None:
     assert mpi_driver.distributed_refusal(fine, scaled_add, "fp64", ranks=4) is None
 
 
-def test_digit_operations_that_would_reorder_local_tiles_are_refused() -> None:
+def test_digit_operations_over_the_grid_lay_out_the_local_tiles() -> None:
     manifest = load_manifest("mat_scaled_add")
     transposed = requests(
         ["P"],
@@ -61,16 +63,19 @@ def test_digit_operations_that_would_reorder_local_tiles_are_refused() -> None:
         distribute("B"),
         {"action": "permute", "array": "A", "order": ["i1", "i0"]},
     )
-    refusal = mpi_driver.distributed_refusal(transposed, manifest, "fp64", ranks=2) or ""
-    assert refusal.startswith("operations[2] (permute): on a distributed grade")
+    assert mpi_driver.distributed_refusal(transposed, manifest, "fp64", ranks=2) is None
+    assert set(mpi_driver.lower_plan(transposed, manifest, "fp64", 2).local) == {"A"}
     kept_local = requests(
         ["P"], distribute("A"), distribute("B"),
         {"action": "block", "array": "B", "digit": "i1", "factor": 4, "into": ["c", "f"]},
     )  # fmt: skip
-    refusal = mpi_driver.distributed_refusal(kept_local, manifest, "fp64", ranks=2) or ""
-    assert refusal.startswith(
-        "operations[2] (block): on a distributed grade a block must feed a distribute"
-    )
+    assert mpi_driver.distributed_refusal(kept_local, manifest, "fp64", ranks=2) is None
+    shuffled = requests(
+        ["P"], distribute("A"), distribute("B"),
+        {"action": "shuffle", "array": "B", "digits": ["i1"], "f": ["i1"], "f_inv": ["i1"]},
+    )  # fmt: skip
+    refusal = mpi_driver.distributed_refusal(shuffled, manifest, "fp64", ranks=2) or ""
+    assert refusal.startswith("operations[2] (shuffle): shuffle is single-node only")
     dealt = requests(
         ["root(P, 2)", "root(P, 2)"],
         {"action": "block", "array": "A", "digit": "i0", "factor": 4, "into": ["c", "f"]},

@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from hb import kernels, results_db
-from hb.service import JudgeHandler, conversions_available
+from hb.service import JudgeHandler
 
 SCALED_ADD = kernels.solution_source("scaled_add")
 
@@ -168,22 +168,6 @@ def test_missing_symbol_is_a_200_with_the_reason(client: TestClient) -> None:
     assert body["correct"] is False and "scaled_add_fp64" in body["reason"]
 
 
-NEEDS_CONVERSIONS = pytest.mark.skipif(
-    not conversions_available(),
-    reason="relayout.convert.compile_program is not in this checkout yet",
-)
-
-
-@pytest.mark.skipif(conversions_available(), reason="relayout's conversions are available here")
-def test_without_conversions_operations_are_refused_cleanly(client: TestClient) -> None:
-    requests = {"operations": [{"action": "cast", "array": "x", "to": "fp32"}]}
-    answer = client.post(
-        "/requests/check", json={"kernel": "scaled_add", "requests": requests}
-    ).json()
-    assert answer["accepted"] is False and "compile_program is missing" in answer["refusal"]
-
-
-@NEEDS_CONVERSIONS
 def test_requests_check_answers(client: TestClient) -> None:
     accepted = client.post(
         "/requests/check",
@@ -216,7 +200,6 @@ def test_check_refusals(client: TestClient) -> None:
     assert malformed.status_code == 400 and malformed.json()["detail"].startswith("operations[0]")
 
 
-@NEEDS_CONVERSIONS
 def test_zip_check_shows_the_pointer_list(client: TestClient) -> None:
     requests = {"operations": [{"action": "zip", "arrays": ["u", "v"], "into": "uv"}]}
     answer = client.post(

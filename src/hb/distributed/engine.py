@@ -29,7 +29,13 @@ from hb.distributed.signature import (
     symbol_arrivals,
     workspace_bytes_at,
 )
-from hb.distributed.tiles import GridPlan, is_primary_holder, read_plan, tile_flat_indices
+from hb.distributed.tiles import (
+    GridPlan,
+    is_primary_holder,
+    read_plan,
+    tile_extents,
+    tile_flat_indices,
+)
 from hb.precision import NUMPY_DTYPES, TOLERANCE_MATRIX, Tolerance
 
 Reference = Callable[[dict[str, np.ndarray], dict[str, int], dict[str, float]], None]
@@ -56,6 +62,12 @@ class RunSpec:
         return self.kernel.global_shape(name, self.sizes)
 
 
+def broadcast(plan: GridPlan, name: str) -> bool:
+    """Whether the driver broadcasts the array whole: replicated and laid out row-major. A
+    replicated array under a local layout goes by its index file like a distributed one."""
+    return plan.arrays[name].replicated and name not in plan.local
+
+
 def layout_table(spec: RunSpec) -> bytes:
     """The driver's layout table: header, per-array global counts, per-rank tile counts, primary
     flags, size values and workspace, then the scalars as 8-byte words (little-endian int64s)."""
@@ -65,14 +77,13 @@ def layout_table(spec: RunSpec) -> bytes:
         len(kernel.scalars), spec.warmup, spec.reps,
     ]  # fmt: skip
     for array in kernel.arrays:
-        words += [
-            int(np.prod(spec.global_shape(array.name))),
-            int(plan.arrays[array.name].replicated),
-        ]
+        words += [int(np.prod(spec.global_shape(array.name))), int(broadcast(plan, array.name))]
     per_rank_sizes = local_sizes_table(kernel, plan, spec.sizes)
     for rank in range(plan.ranks):
         for array in kernel.arrays:
-            count = len(tile_flat_indices(plan, array.name, spec.global_shape(array.name), rank))
+            count = int(
+                np.prod(tile_extents(plan, array.name, spec.global_shape(array.name), rank))
+            )
             words += [count, int(is_primary_holder(plan, array.name, rank))]
         words += [per_rank_sizes[rank][s] for s in kernel.sizes]
         words.append(workspace_bytes_at(kernel, per_rank_sizes[rank]))
@@ -89,7 +100,8 @@ def layout_table(spec: RunSpec) -> bytes:
 
 def write_run_directory(spec: RunSpec, inputs: Mapping[str, np.ndarray], directory: Path) -> None:
     """Write what rank 0 reads: layout.bin, in_<array>.bin (row-major at the problem precision) and
-    index_<array>.bin (each rank's packed-tile flat indices, ranks in order) per distributed array."""
+    index_<array>.bin (each rank's packed-tile flat indices, ranks in order, -1 for a dead cell)
+    per array the driver does not broadcast."""
     directory.mkdir(parents=True, exist_ok=True)
     dtype = NUMPY_DTYPES[spec.precision]
     for array in spec.kernel.arrays:
@@ -100,7 +112,7 @@ def write_run_directory(spec: RunSpec, inputs: Mapping[str, np.ndarray], directo
         if data.shape != shape:
             raise ValueError(f"inputs.{array.name}: shape {data.shape}, expected {shape}")
         data.tofile(directory / f"in_{array.name}.bin")
-        if spec.plan.arrays[array.name].replicated:
+        if broadcast(spec.plan, array.name):
             continue
         with open(directory / f"index_{array.name}.bin", "wb") as handle:
             for rank in range(spec.ranks):

@@ -4,11 +4,12 @@ casts), each naming the array and saying what would be accepted."""
 
 from __future__ import annotations
 
+import ctypes
 import ctypes.util
-import importlib.util
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from hb.distributed.driver import device_toolchain_refusal
 from hb.distributed.signature import DistributedKernel, grid_at
 from hb.distributed.tiles import ArrayPlan, GridPlan, PlanError, read_plan
 
@@ -130,28 +131,43 @@ def plan_refusal(
 
 
 def device_available() -> tuple[bool, str]:
-    """Whether device tiles can be placed here: cupy importable and a CUDA device present."""
-    if importlib.util.find_spec("cupy") is None:
-        return False, "cupy is not installed (the gpu extra) on this host"
-    if ctypes.util.find_library("cuda") is None:
+    """Whether device tiles can be placed here: the CUDA driver (libcuda) loads and counts at
+    least one device. The generated driver talks to the CUDA runtime itself, so cupy is not
+    needed."""
+    library = ctypes.util.find_library("cuda")
+    if library is None:
         return False, "no CUDA driver (libcuda) on this host"
     try:
-        import cupy
+        cuda = ctypes.CDLL(library)
+        status = cuda.cuInit(0)
+        if status != 0:
+            return False, f"the CUDA driver does not start (cuInit returned {status})"
+        count = ctypes.c_int(0)
+        status = cuda.cuDeviceGetCount(ctypes.byref(count))
+    except OSError as error:
+        return False, f"the CUDA driver does not load: {error}"
+    if status != 0 or count.value < 1:
+        return False, "the CUDA driver finds no device"
+    return True, f"{count.value} CUDA device(s)"
 
-        count = int(cupy.cuda.runtime.getDeviceCount())
-    except Exception as error:  # cupy raises its own runtime errors when no device answers
-        return False, f"cupy finds no CUDA device: {error}"
-    if count < 1:
-        return False, "cupy finds no CUDA device"
-    return True, f"{count} CUDA device(s)"
+
+def device_arrays(plan: Any, residency: str = "host") -> list[str]:
+    """The arrays whose tiles live in device memory: placed on device, or left unplaced under a
+    run-wide mpi.residency of device."""
+    grid_plan = read_plan(plan)
+    return sorted(
+        name
+        for name, array in grid_plan.arrays.items()
+        if (array.location or residency) == "device"
+    )
 
 
-def place_refusal(plan: Any | None, *, distributed: bool) -> str | None:
-    """Why the plan's place operations cannot be honoured, or None.
+def place_refusal(plan: Any | None, *, distributed: bool, residency: str = "host") -> str | None:
+    """Why the plan's place operations (and the run-wide `residency`) cannot be honoured, or None.
 
-    place is refused on a single-node grade; device tiles need a CUDA device with cupy, and the
-    generated C driver keeps its tiles in host memory, so a device location is refused with the
-    reason that applies on this host.
+    place is refused on a single-node grade. Device tiles need a CUDA device (cupy finds one) and
+    the CUDA toolchain that builds the driver (nvcc and the runtime headers); where either is
+    missing the refusal says which.
     """
     if plan is None:
         return None
@@ -159,28 +175,27 @@ def place_refusal(plan: Any | None, *, distributed: bool) -> str | None:
     placed = sorted(name for name, a in grid_plan.arrays.items() if a.location is not None)
     if placed and not distributed:
         return f"place ({', '.join(placed)}): a single-node grade takes no place; place needs startup.grid"
-    on_device = sorted(name for name, a in grid_plan.arrays.items() if a.location == "device")
+    on_device = device_arrays(grid_plan, residency)
     if not on_device:
         return None
     available, why = device_available()
     if not available:
         return f"place ({', '.join(on_device)}) on device: {why}; use location host"
-    return (
-        f"place ({', '.join(on_device)}) on device: the generated MPI driver stages tiles in host "
-        f"memory only; use location host"
-    )
+    missing = device_toolchain_refusal()
+    if missing:
+        return f"place ({', '.join(on_device)}) on device: {missing}; use location host"
+    return None
 
 
-def distributed_cast_refusal(plan: Any, casts: Mapping[str, str]) -> str | None:
+def distributed_cast_refusal(
+    plan: Any, casts: Mapping[str, str], residency: str = "host"
+) -> str | None:
     """Casts on a distributed grade: the driver inlines relayout's host cast kernels around each
     repeat, so a cast of a device-resident tile is refused (spec §1); the cast's own checks are
     hb.distributed.driver.cast_refusal."""
     if not casts:
         return None
-    grid_plan = read_plan(plan)
-    on_device = sorted(
-        a for a in casts if a in grid_plan.arrays and grid_plan.arrays[a].location == "device"
-    )
+    on_device = sorted(set(casts) & set(device_arrays(plan, residency)))
     if on_device:
         return f"cast ({', '.join(on_device)}): a device-resident MPI tile takes no cast; place it on host"
     return None
@@ -188,6 +203,7 @@ def distributed_cast_refusal(plan: Any, casts: Mapping[str, str]) -> str | None:
 
 __all__ = [
     "default_plan",
+    "device_arrays",
     "device_available",
     "distributed_cast_refusal",
     "place_refusal",

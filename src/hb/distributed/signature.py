@@ -120,15 +120,22 @@ class DistributedKernel:
         """The MPI entry point's name: <kernel>_mpi_<precision>."""
         return f"{self.name}_mpi_{precision}"
 
-    def c_prototype(self, precision: str, casts: Mapping[str, str] | None = None) -> str:
+    def c_prototype(
+        self,
+        precision: str,
+        casts: Mapping[str, str] | None = None,
+        tiles: Mapping[str, str] | None = None,
+    ) -> str:
         """`void <kernel>_mpi_<precision>(local tiles..., sizes and scalars..., MPI_Comm comm,
-        void *workspace, int64_t workspace_bytes)`; input-only tiles are const, and a cast tile
-        (`casts`: array -> precision) has the cast's C type."""
+        void *workspace, int64_t workspace_bytes)`; input-only tiles are const, a cast tile
+        (`casts`: array -> precision) has the cast's C type, and `tiles` (array -> text, e.g.
+        `[ceil(N/4)][4]`) writes a tile's packed extents as a comment after its pointer."""
         element = C_TYPES[precision]
         casts = casts or {}
+        tiles = tiles or {}
         parameters = [
             f"{'const ' if a.intent == 'in' else ''}{C_TYPES[casts.get(a.name, precision)]}"
-            f" *restrict {a.name}"
+            f" *restrict {a.name}" + (f" /* {tiles[a.name]} */" if a.name in tiles else "")
             for a in self.arrays
         ]
         parameters += [f"int64_t {s}" for s in self.sizes]
@@ -275,3 +282,32 @@ def rank_coordinates_table(plan: Any) -> list[tuple[int, ...]]:
     """Each rank's grid coordinates in rank order (row-major), for documentation and checks."""
     grid_plan = read_plan(plan)
     return [rank_coords(rank, grid_plan.grid) for rank in range(grid_plan.ranks)]
+
+
+def tile_extent_texts(kernel: DistributedKernel, plan: Any) -> dict[str, str]:
+    """Each locally laid-out tile's packed extents as C-style text (`[ceil(N/4)][4]`), for the
+    entry point's comments. An owned extent is written as the kernel's size symbol where the rank
+    is called with exactly that value (a symbol arriving local, or a dimension held whole), else
+    as `owned<d>` (the rank's owned count along dimension d)."""
+    grid_plan = read_plan(plan)
+    arrivals = symbol_arrivals(kernel, grid_plan)
+    texts: dict[str, str] = {}
+    for array in kernel.arrays:
+        layout = grid_plan.local.get(array.name)
+        if layout is None:
+            continue
+        entry = grid_plan.arrays[array.name]
+        display: dict[int, Any] = {}
+        for dim, text in enumerate(array.shape):
+            expression = parse(text)
+            whole = entry.replicated or entry.axes[dim].grid_dim is None
+            local_symbol = (
+                isinstance(expression, Sym)
+                and expression.name in arrivals
+                and arrivals[expression.name].local
+            )
+            if whole or local_symbol:
+                display[dim] = expression
+        extents = "".join(f"[{e}]" for e in layout.extent_exprs(display))
+        texts[array.name] = f"{extents} digits {', '.join(layout.digits)}"
+    return texts

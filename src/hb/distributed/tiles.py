@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from hb.distributed.local_layout import LocalLayout
 
 SCHEMES = ("block", "cyclic", "block_cyclic")
 LOCATIONS = ("host", "device")
@@ -56,10 +59,13 @@ class ArrayPlan:
 
 @dataclass(frozen=True)
 class GridPlan:
-    """A whole distribution plan: the grid's extents and each array's ArrayPlan."""
+    """A whole distribution plan: the grid's extents, each array's ArrayPlan and, for an array
+    whose tile the program lays out other than row-major in global order, its LocalLayout (not
+    part of the plan's JSON: the digit program over the grid carries it)."""
 
     grid: tuple[int, ...]
     arrays: Mapping[str, ArrayPlan]
+    local: Mapping[str, LocalLayout] = field(default_factory=dict)
 
     @property
     def ranks(self) -> int:
@@ -180,7 +186,11 @@ def read_plan(plan: Any) -> GridPlan:
         if len(used) != len(set(used)):
             raise PlanError(f"{where}.axes: grid dimension used by more than one axis: {used}")
         arrays[name] = ArrayPlan(axes=axes, location=location)
-    return GridPlan(grid=grid, arrays=arrays)
+    local = dict(plan.local) if isinstance(plan, GridPlan) else {}
+    unknown = sorted(set(local) - set(arrays))
+    if unknown:
+        raise PlanError(f"plan.local: local layouts for {unknown}, which the plan does not hold")
+    return GridPlan(grid=grid, arrays=arrays, local=local)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -299,12 +309,31 @@ def local_shape(plan: GridPlan, name: str, shape: Sequence[int], rank: int) -> t
     )
 
 
+def tile_extents(plan: GridPlan, name: str, shape: Sequence[int], rank: int) -> tuple[int, ...]:
+    """The extents of `rank`'s packed tile buffer of array `name`: the owned block's (local_shape)
+    or, under a local layout, the extents of its digits in the order the program leaves them."""
+    owned = local_shape(plan, name, shape, rank)
+    layout = plan.local.get(name)
+    return owned if layout is None else layout.packed_extents(owned)
+
+
 def tile_flat_indices(plan: GridPlan, name: str, shape: Sequence[int], rank: int) -> np.ndarray:
-    """The row-major flat global index of every element of `rank`'s packed tile, in tile order."""
+    """The row-major flat global index of every element of `rank`'s packed tile, in tile order;
+    -1 marks a dead cell of a local layout (it reads zero and is dropped on the gather)."""
     per_axis = local_axis_indices(plan, name, shape, rank)
     if any(len(ix) == 0 for ix in per_axis):
-        return np.zeros(0, dtype=np.int64)
-    return np.ravel_multi_index(np.ix_(*per_axis), tuple(shape)).astype(np.int64).ravel()
+        owned_global = np.zeros(0, dtype=np.int64)
+    else:
+        owned_global = (
+            np.ravel_multi_index(np.ix_(*per_axis), tuple(shape)).astype(np.int64).ravel()
+        )
+    layout = plan.local.get(name)
+    if layout is None:
+        return owned_global
+    positions = layout.positions(tuple(len(ix) for ix in per_axis))
+    if owned_global.size == 0:
+        return np.full(positions.shape, -1, dtype=np.int64)
+    return np.where(positions >= 0, owned_global[np.maximum(positions, 0)], -1).astype(np.int64)
 
 
 def is_primary_holder(plan: GridPlan, name: str, rank: int) -> bool:
@@ -320,27 +349,34 @@ def is_primary_holder(plan: GridPlan, name: str, rank: int) -> bool:
 
 
 def scatter(plan: GridPlan, name: str, whole: np.ndarray) -> list[np.ndarray]:
-    """Each rank's packed local tile of `whole` (copies, in rank order)."""
-    return [
-        np.ascontiguousarray(whole[np.ix_(*local_axis_indices(plan, name, whole.shape, rank))])
-        for rank in range(plan.ranks)
-    ]
+    """Each rank's packed local tile of `whole` (copies, in rank order; dead cells zero)."""
+    flat = np.ascontiguousarray(whole).reshape(-1)
+    tiles = []
+    for rank in range(plan.ranks):
+        index = tile_flat_indices(plan, name, whole.shape, rank)
+        tile = np.where(index >= 0, flat[np.maximum(index, 0)] if flat.size else 0, 0)
+        tiles.append(tile.astype(whole.dtype).reshape(tile_extents(plan, name, whole.shape, rank)))
+    return tiles
 
 
 def gather(
     plan: GridPlan, name: str, tiles: Sequence[np.ndarray], shape: Sequence[int]
 ) -> np.ndarray:
-    """The whole array back from the ranks' tiles (each element from its primary holder)."""
+    """The whole array back from the ranks' tiles (each element from its primary holder; dead
+    cells of a local layout are dropped)."""
     if len(tiles) != plan.ranks:
         raise ValueError(f"gather {name!r}: {len(tiles)} tiles for {plan.ranks} ranks")
     whole = np.empty(tuple(shape), dtype=tiles[0].dtype)
+    flat = whole.reshape(-1)
     for rank, tile in enumerate(tiles):
         if not is_primary_holder(plan, name, rank):
             continue
-        expected = local_shape(plan, name, shape, rank)
+        expected = tile_extents(plan, name, shape, rank)
         if tuple(tile.shape) != expected:
             raise ValueError(
                 f"gather {name!r}: rank {rank}'s tile is {tile.shape}, expected {expected}"
             )
-        whole[np.ix_(*local_axis_indices(plan, name, shape, rank))] = tile
+        index = tile_flat_indices(plan, name, shape, rank)
+        live = index >= 0
+        flat[index[live]] = np.ascontiguousarray(tile).reshape(-1)[live]
     return whole
