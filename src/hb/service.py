@@ -148,9 +148,9 @@ def distributed_request_refusal(
     requests: Requests, manifest: Manifest, language: str, config: Config, precision: str
 ) -> str | None:
     """Why a distributed grade (startup.grid, or any request under mpi.grade_distributed) cannot
-    go ahead: a C delivery, a grid, host residency, then mpi_driver.distributed_refusal (the
-    kernel's arrays, the grid spanning mpi.ranks, the lowering, the plan's allowlists, place and
-    the casts). A kernel with a sparse array is refused first, with the grid or without it:
+    go ahead: a C delivery, a grid, then mpi_driver.distributed_refusal (the kernel's arrays, the
+    grid spanning mpi.ranks, the lowering, the plan's allowlists, place and residency (device
+    tiles need a CUDA device) and the casts). A kernel with a sparse array is refused first, with the grid or without it:
     distributing a sparse format is not implemented yet (spec §3.2)."""
     mpi = config.mpi
     if sparse.has_sparse(manifest):
@@ -175,13 +175,6 @@ def distributed_request_refusal(
             f"language: a distributed grade builds the submission with MPICH's mpicc, so it takes "
             f"C only (got {language!r})"
         )
-    if mpi.residency == "device":
-        available, why = mpi_driver.device_available()
-        return (
-            "mpi.residency: device: the generated MPI driver stages tiles in host memory only"
-            if available
-            else f"mpi.residency: device: {why}"
-        ) + "; this setup cannot grade distributed until mpi.residency is host"
     return mpi_driver.distributed_refusal(
         requests,
         manifest,
@@ -189,6 +182,7 @@ def distributed_request_refusal(
         ranks=mpi.ranks,
         replicatable_allowlist=mpi.replicatable_allowlist,
         layout_flexible_allowlist=mpi.layout_flexible_allowlist,
+        residency=mpi.residency,
     )
 
 
@@ -588,6 +582,7 @@ class JudgeHandler:
                 timeout_s=self.config.sandbox.timeout_s, band=problem.band,
                 limits=mpi_driver.rank_limits(self.config.sandbox),
                 build_directory=self.config.build_cache_dir / "mpi",
+                residency=self.config.mpi.residency,
             )  # fmt: skip
         finally:
             shutil.rmtree(directory, ignore_errors=True)

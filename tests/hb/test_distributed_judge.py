@@ -492,3 +492,20 @@ def test_a_cast_tile_is_timed_apart_and_graded_in_the_problem_band(data_dir: Pat
         "operation",
         "operation",
     ]
+
+
+def test_device_residency_goes_to_the_driver_and_is_refused_without_a_device(
+    data_dir: Path,
+) -> None:
+    from hb import mpi_driver
+    from hb.envelope import RequestsCheckBody
+
+    available, why = mpi_driver.device_available()
+    if available:
+        pytest.skip("a CUDA device is present: device residency is graded, not refused")
+    handler = JudgeHandler(mpi_config(data_dir, 2, mpi={"residency": "device"}))
+    refused = handler.check(
+        RequestsCheckBody(kernel="scaled_add", requests=scaled_add_request("block"))
+    )
+    assert refused["accepted"] is False
+    assert why in refused["refusal"], refused["refusal"]

@@ -19,6 +19,7 @@ from hb.distributed.local_layout import local_layouts
 from hb.distributed.tiles import (
     gather,
     is_primary_holder,
+    local_shape,
     scatter,
     tile_extents,
     tile_flat_indices,
@@ -337,3 +338,69 @@ def test_relayouts_inner_block_rule_holds_where_the_sizes_fix_it() -> None:
         mpi_driver.distributed_refusal(SCALED_ADD_LOCAL_BLOCK, manifest, "fp64", ranks=3) or ""
     )
     assert refusal.startswith("operations[2] (block): factor 4 does not divide the extent")
+
+
+SQUARE = ["root(P, 2)", "root(P, 2)"]
+A_BANDS = [
+    {"action": "split", "array": "A", "digit": "i0", "parts": "P0", "into": ["b0", "o0"]},
+    {"action": "distribute", "array": "A", "grid_dim": 0, "digit": "b0"},
+    {"action": "split", "array": "A", "digit": "i1", "parts": "P1", "into": ["b1", "o1"]},
+    {"action": "distribute", "array": "A", "grid_dim": 1, "digit": "b1"},
+    distribute("B", 0, 0),
+    distribute("B", 1, 1),
+]
+A_DEALT_BLOCKS = [
+    block("A", "i0", 3, ["c", "f"]),
+    {"action": "distribute", "array": "A", "grid_dim": 0, "digit": "c", "scheme": "cyclic"},
+    distribute("A", 1, 1),
+    distribute("B", 0, 0),
+    distribute("B", 1, 1),
+]
+A_KEPT_SPLIT = [
+    distribute("A"),
+    distribute("B"),
+    {"action": "split", "array": "A", "digit": "i1", "parts": 3, "into": ["s", "t"]},
+    permute("A", "t", "i0", "s"),
+]
+
+
+@pytest.mark.parametrize(
+    ("grid", "operations", "digits"),
+    [
+        (SQUARE, [*A_BANDS, permute("A", "b1", "b0", "o1", "o0")], ("i1", "i0")),
+        (
+            SQUARE,
+            [*A_BANDS, block("A", "o1", 2, ["c", "f"]), permute("A", "b0", "b1", "c", "o0", "f")],
+            ("c", "i0", "f"),
+        ),
+        (SQUARE, [*A_DEALT_BLOCKS, permute("A", "f", "i1", "c")], ("f", "i1", "c")),
+        (SQUARE, [*A_DEALT_BLOCKS, block("A", "f", 3, ["f1", "f2"])], ("c", "f1", "f2", "i1")),
+        (["P"], A_KEPT_SPLIT, ("t", "i0", "s")),
+        (
+            ["P"],
+            [*A_KEPT_SPLIT, permute("A", "i0", "s", "t"),
+             {"action": "unsplit", "array": "A", "digits": ["s", "t"], "parts": 3, "into": "j"}],
+            None,
+        ),
+    ],
+)  # fmt: skip
+def test_local_programs_cover_the_owned_cells_once(
+    grid: list[str], operations: list[dict[str, Any]], digits: tuple[str, ...] | None
+) -> None:
+    manifest = load_manifest("mat_scaled_add")
+    shape = (11, 7)
+    program = requests(grid, *operations)
+    assert mpi_driver.distributed_refusal(program, manifest, "fp64", ranks=4) is None
+    plan = mpi_driver.lower_plan(program, manifest, "fp64", 4, {"M": shape[0], "N": shape[1]})
+    # None: the operations leave the tile as the owned block (an unsplit undoes the split).
+    assert (plan.local["A"].digits if "A" in plan.local else None) == digits
+    for rank in range(plan.ranks):
+        cells = tile_flat_indices(plan, "A", shape, rank)
+        live = cells[cells >= 0]
+        assert (
+            len(set(live.tolist()))
+            == live.size
+            == int(np.prod(local_shape(plan, "A", shape, rank)))
+        )
+    whole = np.arange(77, dtype=np.float64).reshape(shape) + 1.0
+    assert np.array_equal(gather(plan, "A", scatter(plan, "A", whole), shape), whole)

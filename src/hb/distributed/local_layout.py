@@ -265,20 +265,20 @@ def local_layouts(
         if not walk.operations:
             continue
         lowered = LocalLayout.lower(walk.name, walk.ndim, walk.operations, walk.entries)
-        if lowered.digits == tuple(f"i{d}" for d in range(walk.ndim)) and _identity(lowered):
+        if _identity(lowered):
             continue
         layouts[walk.name] = lowered
     return layouts
 
 
 def _identity(layout: LocalLayout) -> bool:
-    """The layout is the owned block itself (a permute that changed nothing, say)."""
+    """The layout is the owned block itself, whatever its digits are called (a permute that
+    changed nothing, an unsplit of a kept-local split)."""
     pointer = layout.pointer
-    names = tuple(f"i{d}" for d in range(layout.ndim))
     return (
         len(pointer.cells) == 1
         and not pointer.cells[0].live
-        and pointer.cells[0].index == tuple(E.Sym(n) for n in names)
+        and pointer.cells[0].index == tuple(E.Sym(name) for name in layout.digits)
         and pointer.extents == tuple(E.Sym(owned_symbol(d)) for d in range(layout.ndim))
     )
 
