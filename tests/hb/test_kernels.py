@@ -131,3 +131,21 @@ def test_precision_override_grades_an_fp64_only_kernel_in_the_fp32_band(data_dir
     plain = JudgeHandler(make_config(data_dir, grading={"datatype": "fp32"}))
     with pytest.raises(RequestFault, match="channel_flow runs at"):
         plain.grade(Submission(kernel="channel_flow", source=source, preset="S"), "score")
+
+
+def test_the_baseline_keeps_its_fastest_time_and_submit_times_it_again(
+    handler: JudgeHandler,
+) -> None:
+    from hb import results_db
+
+    source = kernels.solution_source("scaled_add")
+    grading = handler.config.grading
+    slow = 10**12  # a baseline timed while the machine was busy, say
+    for seed in (grading.public_seed, grading.hidden_seed):
+        results_db.set_baseline(handler.engine, "scaled_add", "S", "fp64", seed, slow)
+    scored = handler.grade(Submission(kernel="scaled_add", source=source, preset="S"), "score")
+    assert scored["baseline_ns"] == slow  # /score reads the stored baseline
+    submitted = handler.grade(Submission(kernel="scaled_add", source=source, preset="S"), "submit")
+    assert 0 < submitted["baseline_ns"] < slow  # /submit times it again and keeps the fastest
+    stored = results_db.get_baseline(handler.engine, "scaled_add", "S", "fp64", grading.hidden_seed)
+    assert stored == submitted["baseline_ns"]
