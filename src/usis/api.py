@@ -65,13 +65,15 @@ class Corpus:
         provenance: Mapping[str, Any] | None = None,
     ) -> None:
         """`documents` maps a model to its shipped corpus document; `provenance` (model -> {key:
-        records}) is read from the shipped provenance files on first use when not given."""
+        every record of the key}) is read from the shipped provenance files on first use when not
+        given."""
         self.documents = dict(documents)
         self.given_provenance = dict(provenance) if provenance is not None else None
         self.entries: dict[str, Any] = {}
         for model in sorted(self.documents):
             self.entries.update(self.documents[model]["entries"])
         self.typed: dict[str, Entry] = {}
+        self.resolved_records: dict[str, dict[str, Any]] = {}
 
     @property
     def models(self) -> list[str]:
@@ -188,18 +190,33 @@ class Corpus:
 
     @cached_property
     def provenance_documents(self) -> dict[str, Any]:
+        """model -> the shipped provenance form ({key: {"family"?, "records"}}, a family member
+        linking to its family's records); given full records are wrapped unlinked."""
         if self.given_provenance is not None:
-            return self.given_provenance
+            return {
+                model: {key: {"records": records} for key, records in given.items()}
+                for model, given in self.given_provenance.items()
+            }
         return {
             model: read_shipped(f"provenance-{model}.json")["provenance"] for model in self.models
         }
+
+    def provenance_records(self, key: str) -> dict[str, Any]:
+        """Every provenance record of an entry, {pointer: record}, a family member's link
+        resolved (its family's records under its own)."""
+        from usis.provenance.shipped import expand_records
+
+        if key not in self.resolved_records:
+            model = self.raw(key)["identity"]["model"]
+            shipped = self.provenance_documents.get(model, {})
+            self.resolved_records[key] = expand_records(shipped, key)
+        return self.resolved_records[key]
 
     def provenance(self, key: str, pointer: str = "") -> dict[str, str] | None:
         """The provenance record governing one value of an entry (a JSON pointer into it)."""
         from usis.provenance.records import record_for
 
-        model = self.raw(key)["identity"]["model"]
-        return record_for(self.provenance_documents.get(model, {}).get(key, {}), pointer)
+        return record_for(self.provenance_records(key), pointer)
 
 
 def load(model: str | None = None) -> Corpus:

@@ -263,7 +263,9 @@ def corpus_stats(corpus: Corpus) -> dict[str, Any]:
             "with_formal": with_formal,
             "formal_coverage": round(with_formal / len(entries), 4) if entries else 0.0,
             "api_groups": dict(sorted(groups.items())),
-            "provenance": method_mix(entries, corpus.provenance_documents[model]),
+            "provenance": method_mix(
+                entries, {key: corpus.provenance_records(key) for key in entries}
+            ),
         }
     stats["total_entries"] = len(corpus)
     return stats

@@ -14,9 +14,20 @@ import pytest
 
 @cache
 def shipped(model: str, kind: str) -> dict[str, Any]:
-    """The shipped final-<model>-api.json (kind "final") or provenance-<model>.json, parsed."""
+    """The shipped final-<model>-api.json (kind "final") or provenance-<model>.json, parsed (its
+    family members hold links, not full records: use shipped_provenance for those)."""
     name = f"final-{model}-api.json" if kind == "final" else f"provenance-{model}.json"
     return json.loads(resources.files("usis.corpus").joinpath(name).read_text(encoding="utf-8"))
+
+
+@cache
+def shipped_provenance(model: str) -> dict[str, dict[str, Any]]:
+    """{key: {pointer: record}} for every entry of a shipped model, read through the API, so a
+    family member's records include those it shares with its family."""
+    import usis
+
+    corpus = usis.load(model)
+    return {key: corpus.provenance_records(key) for key in corpus}
 
 
 def pointer_value(entry: Any, pointer: str) -> Any:

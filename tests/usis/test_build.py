@@ -15,9 +15,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.usis.factory import BCAST_ASSIGNMENT, RECV_ASSIGNMENT, entry, mini_corpus
+from usis.api import Corpus
 from usis.assemble import AssembleError, assemble, concretize_text
 from usis.build import STAGES, BuildError, ModelPipeline, build, find_pipeline, run_model
-from usis.provenance import ProvenanceError, complete_provenance, record_for
+from usis.provenance import (
+    ProvenanceError,
+    compact_provenance,
+    complete_provenance,
+    dump_provenance,
+    expand_provenance,
+    record_for,
+)
+from usis.provenance.records import leaf_pointers
 from usis.validate import ValidationFailed, validate_entries
 
 SOURCE = ["fixture-source", "1.0", "0" * 64]
@@ -131,7 +140,7 @@ def test_concretize_text_rule() -> None:
 
 def test_every_value_has_provenance() -> None:
     result = run_model(pipeline(), {}, progress=silent)
-    provenance = json.loads(result.files["provenance-mpi.json"])["provenance"]
+    provenance = expand_provenance(json.loads(result.files["provenance-mpi.json"])["provenance"])
     entries = result.checkpoints["provenance"]["entries"]
     assert set(provenance) == set(entries)
     assert all("" in records for records in provenance.values())
@@ -149,6 +158,62 @@ def test_every_value_has_provenance() -> None:
         "method": "rule",
         "from": "usis.classify.mpi",
     }
+
+
+def test_a_family_member_ships_a_link_and_only_its_own_records() -> None:
+    result = run_model(pipeline(), {}, progress=silent)
+    shipped = json.loads(result.files["provenance-mpi.json"])["provenance"]
+    full = result.checkpoints["provenance"]["provenance"]
+    member = shipped["mpi:mpi_fixture_int_get"]
+    assert member["family"] == "mpi:mpi_fixture_{T}_get"
+    assert set(member["records"]) == {"/identity/name", "/identity/type_family"}
+    assert "family" not in shipped["mpi:mpi_fixture_{T}_get"]
+    assert expand_provenance(shipped) == full
+
+
+def test_provenance_read_through_the_api_resolves_family_links(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    result = run_model(pipeline(), {}, progress=silent)
+    monkeypatch.setattr("usis.api.read_shipped", lambda name: json.loads(result.files[name]))
+    corpus = Corpus({"mpi": json.loads(result.files["final-mpi-api.json"])})
+    full = result.checkpoints["provenance"]["provenance"]
+    assert any("family" in item for item in corpus.provenance_documents["mpi"].values())
+    for key, value in result.checkpoints["provenance"]["entries"].items():
+        assert corpus.provenance_records(key) == full[key], key
+        for pointer in [*leaf_pointers(value), *full[key]]:
+            assert corpus.provenance(key, pointer) == record_for(full[key], pointer), (key, pointer)
+
+
+def test_a_member_missing_a_family_record_ships_unlinked() -> None:
+    record = {"stage": "classify", "method": "rule", "from": "r"}
+    entries = {
+        "shmem:f_{T}": {"identity": {"type_family": ["int", "long"]}},
+        "shmem:f_int": {"identity": {"type_family": None}},
+        "shmem:f_long": {"identity": {"type_family": None}},
+    }
+    provenance = {
+        "shmem:f_{T}": {"": record, "/identity": record},
+        "shmem:f_int": {"": record, "/identity": record, "/identity/type_family": record},
+        "shmem:f_long": {"": record},
+    }
+    shipped = compact_provenance(entries, provenance)
+    assert shipped["shmem:f_int"] == {
+        "family": "shmem:f_{T}",
+        "records": {"/identity/type_family": record},
+    }
+    assert shipped["shmem:f_long"] == {"records": {"": record}}
+    assert expand_provenance(shipped) == provenance
+
+
+def test_a_provenance_file_holds_one_record_per_line() -> None:
+    text = run_model(pipeline(), {}, progress=silent).files["provenance-mpi.json"]
+    document = json.loads(text)
+    assert text == dump_provenance(document)
+    records = [line for line in text.splitlines() if '"stage": ' in line]
+    assert len(records) == sum(len(item["records"]) for item in document["provenance"].values())
+    for line in records:
+        assert json.loads("{" + line.strip().rstrip(",") + "}")
 
 
 def test_provenance_pointing_nowhere_is_an_error() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.usis.corpus import assert_golden, cached_source_or_skip, shipped
+from tests.usis.corpus import assert_golden, cached_source_or_skip, shipped, shipped_provenance
 from usis.classify import cuda as classify_cuda
 from usis.extract import cuda as extract_cuda
 from usis.extract.cuda import HeaderParseError, Preprocessor, read_prototypes, render_signature
@@ -271,7 +271,7 @@ def test_hand_checked_entries(key: str) -> None:
 
 
 def test_every_golden_value_set_by_classify_has_a_provenance_record() -> None:
-    provenance = shipped("cuda", "provenance")["provenance"]
+    provenance = shipped_provenance("cuda")
     for key in GOLDEN:
         records = provenance[key]
         assert records, key

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.usis.corpus import assert_golden, cached_source_or_skip, shipped
+from tests.usis.corpus import assert_golden, cached_source_or_skip, shipped, shipped_provenance
 from usis.classify import nccl as classify_nccl
 from usis.extract import nccl as extract_nccl
 
@@ -196,7 +196,7 @@ def test_hand_checked_entries(key: str) -> None:
 
 
 def test_every_entry_has_provenance_records() -> None:
-    provenance = shipped("nccl", "provenance")["provenance"]
+    provenance = shipped_provenance("nccl")
     assert set(provenance) == set(entries())
     for key in GOLDEN:
         assert provenance[key]["/identity/desc"]["method"] == "curated"

@@ -10,7 +10,13 @@ from typing import Any
 
 import pytest
 
-from tests.usis.corpus import assert_golden, cached_source_or_skip, families, shipped
+from tests.usis.corpus import (
+    assert_golden,
+    cached_source_or_skip,
+    families,
+    shipped,
+    shipped_provenance,
+)
 from usis.classify import nvshmem as classify_nvshmem
 from usis.extract import nvshmem as extract_nvshmem
 
@@ -173,7 +179,7 @@ def test_hand_checked_entries(key: str) -> None:
 
 
 def test_family_entries_and_members_have_provenance() -> None:
-    provenance = shipped("nvshmem", "provenance")["provenance"]
+    provenance = shipped_provenance("nvshmem")
     assert set(provenance) == set(entries())
     assert provenance["nvshmem:nvshmem_int_put"]["/identity/name"]["stage"] == "assemble"
     assert provenance["nvshmem:nvshmem_{T}_put"]["/identity/desc"]["method"] == "curated"

@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from tests.usis.corpus import cached_source_or_skip, shipped
+from tests.usis.corpus import cached_source_or_skip, shipped, shipped_provenance
 from usis.classify import openmp as classify_openmp
 from usis.extract import openmp as extract_openmp
 
@@ -140,7 +140,7 @@ def test_deprecated_nesting_routines_point_at_their_replacements() -> None:
     assert nested["relationships"]["superseded_by"] == "openmp:omp_set_max_active_levels"
     replacement = entries()["openmp:omp_set_max_active_levels"]["relationships"]
     assert replacement["supersedes"] == ["openmp:omp_set_nested"]
-    provenance = shipped("openmp", "provenance")["provenance"]["openmp:omp_set_nested"]
+    provenance = shipped_provenance("openmp")["openmp:omp_set_nested"]
     assert provenance["/identity/deprecated_in"]["method"] == "source"
     assert "__GOMP_DEPRECATED_5_0" in provenance["/identity/deprecated_in"]["from"]
 
@@ -162,7 +162,7 @@ def test_a_header_deprecation_marker_must_agree_with_the_curated_version() -> No
 
 
 def test_judgements_are_marked_and_documented() -> None:
-    provenance = shipped("openmp", "provenance")["provenance"]
+    provenance = shipped_provenance("openmp")
     assert set(provenance) == set(entries())
     judged = {
         re.sub(r"/\d+", "", pointer)

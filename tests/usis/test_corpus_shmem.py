@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from tests.usis.corpus import cached_source_or_skip, families, shipped
+from tests.usis.corpus import cached_source_or_skip, families, shipped, shipped_provenance
 from usis.classify import shmem as classify_shmem
 from usis.extract import shmem as extract_shmem
 
@@ -220,7 +220,7 @@ def test_formal_blocks_come_from_the_shape_catalog() -> None:
 def provenance_judgements() -> set[str]:
     """The fields (JSON pointers without indices) some entry marks as a judgement."""
     found = set()
-    for records in shipped("shmem", "provenance")["provenance"].values():
+    for records in shipped_provenance("shmem").values():
         for pointer, record in records.items():
             if record["from"].startswith("judgement:"):
                 found.add(re.sub(r"/\d+", "", pointer))
@@ -228,7 +228,7 @@ def provenance_judgements() -> set[str]:
 
 
 def test_every_value_has_provenance_and_judgements_are_documented() -> None:
-    provenance = shipped("shmem", "provenance")["provenance"]
+    provenance = shipped_provenance("shmem")
     assert set(provenance) == set(entries())
     assert provenance["shmem:shmem_int_put"]["/bindings/c/signature"]["method"] == "source"
     judged = provenance_judgements()

@@ -6,7 +6,10 @@ import json
 
 import pytest
 
+import usis
 from usis.build import MODELS, PACKAGE_CORPUS_DIR, find_pipeline, run_model, source_paths
+from usis.provenance import expand_provenance, record_for
+from usis.provenance.records import leaf_pointers
 from usis.sources.manifest import load_manifest
 from usis.split import corpus_file_name, provenance_file_name
 from usis.validate import validate_entries
@@ -50,9 +53,10 @@ def test_shipped_files_are_valid_and_what_the_build_produces(model: str) -> None
     document = json.loads(files[corpus_file_name(model)])
     assert document["model"] == model
     assert set(document) == {"schema_version", "model", "sources", "entries"}
-    provenance = json.loads(files[provenance_file_name(model)])["provenance"]
-    assert set(provenance) == set(document["entries"])
-    assert all("" in records for records in provenance.values()), "every value has a record"
+    shipped_provenance = json.loads(files[provenance_file_name(model)])["provenance"]
+    assert set(shipped_provenance) == set(document["entries"])
+    corpus = usis.load(model)
+    assert all("" in corpus.provenance_records(key) for key in corpus), "every value has a record"
     reason = rebuild_skip_reason(model)
     if reason is not None:
         # The sources are not here to rebuild from, so check the shipped entries directly.
@@ -72,3 +76,21 @@ def test_shipped_files_are_valid_and_what_the_build_produces(model: str) -> None
         assert files.get(name) == text, (
             f"{name} differs from a fresh build; run `usis build --model {model}`"
         )
+    # The shipped provenance stores a family member as a link plus its own records; read through
+    # the API it must give back exactly the build's complete, per-value records.
+    full = rebuilt.checkpoints["provenance"]["provenance"]
+    assert expand_provenance(shipped_provenance) == full
+    for key in provenance_sample(corpus):
+        assert corpus.provenance_records(key) == full[key], key
+        for pointer in [*leaf_pointers(corpus.raw(key)), *full[key]]:
+            assert corpus.provenance(key, pointer) == record_for(full[key], pointer), (key, pointer)
+
+
+def provenance_sample(corpus: usis.Corpus) -> list[str]:
+    """Every family key and every member (each member's link is followed), and every 25th of the
+    other keys."""
+    in_families = {
+        key for family, members in corpus.families().items() for key in (family, *members)
+    }
+    others = [key for key in corpus if key not in in_families]
+    return sorted(in_families | set(others[::25]))

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from usis.provenance.shipped import compact_provenance, dump_provenance
 from usis.schema import load_schema
 
 
@@ -42,11 +43,12 @@ def split(checkpoint: dict[str, Any]) -> dict[str, str]:
     provenance = {
         "schema_version": schema_version(),
         "model": model,
-        "provenance": checkpoint["provenance"],
+        # Family members link to their family's records instead of repeating them.
+        "provenance": compact_provenance(checkpoint["entries"], checkpoint["provenance"]),
     }
     return {
         corpus_file_name(model): dump_json(corpus),
-        provenance_file_name(model): dump_json(provenance),
+        provenance_file_name(model): dump_provenance(provenance),
     }
 
 
