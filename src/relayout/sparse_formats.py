@@ -3,8 +3,12 @@
 A sparse array arrives as canonical CSR (``data``, ``indices``, ``indptr``; int64 indices, column
 indices sorted within each row, no duplicates). ``from_csr`` lays it out in one of ``FORMATS`` as a
 dict of named buffers (the C ABI names them ``<array>_<role>``); ``to_csr`` reads such buffers back.
-Conversions that scipy has (csc, bsr) use scipy's compiled counting sorts; the others are
-vectorised numpy, O(nnz + rows) with at most one sort.
+Conversions that scipy has (csc, bsr) use scipy's compiled counting sorts. ELL, JDS and
+SELL-C-sigma, which scipy lacks, run as C kernels (relayout.sparse_kernels: OpenMP, built once
+through relayout.convert.build's cache); the rest are vectorised numpy, O(nnz + rows) with at most
+one sort. ``from_csr_reference`` converts without the C kernels (their vectorised numpy
+conversion): the reference they must equal byte for byte, and what ``from_csr`` runs when no
+kernel library can be built (no C compiler) or the values are not 1, 2, 4, 8 or 16-byte plain data.
 
 Padding conventions, chosen so that a kernel never needs a branch to stay in bounds yet a round trip
 is exact: padded slots of ELL and SELL-C-sigma hold value 0 and column -1; DIA and BCSR store whole
@@ -14,11 +18,13 @@ as no entry (the dense matrix is unchanged).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+
+from relayout import sparse_kernels
 
 INDEX_DTYPE = np.dtype(np.int64)
 
@@ -190,11 +196,31 @@ def _coo_in(buffers, shape, params) -> Csr:
     return canonical_csr(values[order], cols[order], _indptr_from_counts(counts), shape)
 
 
+def _from_kernels(
+    kernel: Callable[..., dict[str, np.ndarray] | None], csr: Csr, *args: int
+) -> dict[str, np.ndarray] | None:
+    """A C kernel's buffers, None where there is no kernel library; its refusal (a CSR that is
+    not canonical) as a SparseFormatError."""
+    try:
+        made: dict[str, np.ndarray] | None = kernel(csr.indptr, csr.indices, csr.data, *args)
+    except ValueError as error:
+        raise SparseFormatError(str(error)) from None
+    return made
+
+
+def _ell_width(params) -> int:
+    return _positive_int(params, "width") if "width" in params else 0
+
+
 def _ell_out(csr: Csr, params) -> dict[str, np.ndarray]:
+    width = _ell_width(params)
+    made = _from_kernels(sparse_kernels.ell_from_csr, csr, width)
+    return _ell_out_numpy(csr, params) if made is None else made
+
+
+def _ell_out_numpy(csr: Csr, params) -> dict[str, np.ndarray]:
     lengths = np.diff(csr.indptr)
-    width = int(lengths.max(initial=0))
-    if "width" in params:
-        width = max(width, _positive_int(params, "width"))
+    width = max(int(lengths.max(initial=0)), _ell_width(params))
     rows = csr.row_of_entry()
     slot = np.arange(csr.nnz, dtype=INDEX_DTYPE) - csr.indptr[rows]
     data = np.zeros((csr.shape[0], width), dtype=csr.data.dtype)
@@ -282,6 +308,11 @@ def _bcsr_in(buffers, shape, params) -> Csr:
 
 
 def _jds_out(csr: Csr, params) -> dict[str, np.ndarray]:
+    made = _from_kernels(sparse_kernels.jds_from_csr, csr)
+    return _jds_out_numpy(csr, params) if made is None else made
+
+
+def _jds_out_numpy(csr: Csr, params) -> dict[str, np.ndarray]:
     lengths = np.diff(csr.indptr)
     perm = np.argsort(-lengths, kind="stable").astype(INDEX_DTYPE)
     rank = np.empty_like(perm)
@@ -318,6 +349,11 @@ def _sell_params(params) -> tuple[int, int]:
 
 
 def _sell_out(csr: Csr, params) -> dict[str, np.ndarray]:
+    made = _from_kernels(sparse_kernels.sell_from_csr, csr, *_sell_params(params))
+    return _sell_out_numpy(csr, params) if made is None else made
+
+
+def _sell_out_numpy(csr: Csr, params) -> dict[str, np.ndarray]:
     chunk, sigma = _sell_params(params)
     rows_total = csr.shape[0]
     lengths = np.diff(csr.indptr)
@@ -426,12 +462,29 @@ def _check_params(fmt: SparseFormat, params: Mapping[str, object]) -> None:
         raise SparseFormatError(f"{fmt.name}: unknown parameter(s) {extra}")
 
 
-def from_csr(csr: Csr, name: str, **params: object) -> dict[str, np.ndarray]:
-    """The buffers of ``csr`` stored in format ``name``, keyed by role, contiguous."""
+# The numpy form of the conversions that run as C kernels (the others are numpy or scipy alone).
+_NUMPY_REFERENCES = {"ell": _ell_out_numpy, "jds": _jds_out_numpy, "sell_c_sigma": _sell_out_numpy}
+
+
+def _converted(
+    csr: Csr, name: str, params: Mapping[str, object], reference: bool
+) -> dict[str, np.ndarray]:
     fmt = sparse_format(name)
     _check_params(fmt, params)
-    buffers = _CONVERTERS[name][0](csr, params)
+    convert = _NUMPY_REFERENCES.get(name) if reference else None
+    buffers = (convert or _CONVERTERS[name][0])(csr, params)
     return {role: np.ascontiguousarray(buffers[role]) for role in fmt.roles}
+
+
+def from_csr(csr: Csr, name: str, **params: object) -> dict[str, np.ndarray]:
+    """The buffers of ``csr`` stored in format ``name``, keyed by role, contiguous."""
+    return _converted(csr, name, params, reference=False)
+
+
+def from_csr_reference(csr: Csr, name: str, **params: object) -> dict[str, np.ndarray]:
+    """``from_csr`` without C kernels: the vectorised numpy conversion, which the kernels equal
+    byte for byte (the tests compare them, the benchmark times them against it)."""
+    return _converted(csr, name, params, reference=True)
 
 
 def to_csr(
