@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import ValidationError
 
 from hb.config import Config, load_config
@@ -235,7 +236,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if not hasattr(args, "config"):
         args.config = None
-    return int(args.run(args))
+    command = f"hb {args.command}"
+    try:
+        return int(args.run(args))
+    except OSError as error:
+        # A file named on the command line (a source, a request, a config) that cannot be read.
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"{command}: cannot read {where}{error.strerror or error}", file=sys.stderr)
+        return 2
+    except (ValueError, yaml.YAMLError) as error:
+        # A config or request file that does not validate: its message says what and where.
+        print(f"{command}: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -129,3 +129,20 @@ def test_serve_answers_health(config_file: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_unreadable_files_and_bad_configs_are_clear_errors(
+    config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "missing.c"
+    assert hb(config_file, "submit", str(missing), "--kernel", "scaled_add") == 2
+    assert capsys.readouterr().err.strip() == (
+        f"hb submit: cannot read {missing}: No such file or directory"
+    )
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("grading: {reps: 0}\n")
+    source = tmp_path / "scaled_add.c"
+    source.write_text(kernels.solution_source("scaled_add"))
+    assert hb(bad, "submit", str(source), "--kernel", "scaled_add") == 2
+    error = capsys.readouterr().err
+    assert error.startswith("hb submit: ") and "grading.reps" in error and "Traceback" not in error
