@@ -251,8 +251,11 @@ def corpus_stats(corpus: Corpus) -> dict[str, Any]:
     from usis.provenance.records import method_mix
 
     stats: dict[str, Any] = {"models": {}}
+    families = corpus.families()
     for model in corpus.models:
         entries = corpus.documents[model]["entries"]
+        type_families = [family for family in families if family.startswith(f"{model}:")]
+        members = {member for family in type_families for member in families[family]}
         with_formal = sum(1 for e in entries.values() if e["semantics"]["formal"] is not None)
         groups: dict[str, int] = {}
         for entry in entries.values():
@@ -260,6 +263,9 @@ def corpus_stats(corpus: Corpus) -> dict[str, Any]:
             groups[group] = groups.get(group, 0) + 1
         stats["models"][model] = {
             "entries": len(entries),
+            # A function family: a `{T}` family entry, or a routine that belongs to none.
+            "families": len(entries) - len(members),
+            "type_families": len(type_families),
             "with_formal": with_formal,
             "formal_coverage": round(with_formal / len(entries), 4) if entries else 0.0,
             "api_groups": dict(sorted(groups.items())),
@@ -284,11 +290,12 @@ def command_stats(arguments: argparse.Namespace) -> int:
             [
                 model,
                 str(numbers["entries"]),
+                f"{numbers['families']} ({numbers['type_families']} {{T}})",
                 f"{numbers['with_formal']} ({numbers['formal_coverage']:.0%})",
                 " ".join(f"{name} {count / total:.0%}" for name, count in mix.items()),
             ]
         )
-    print(table(rows, ["MODEL", "ENTRIES", "FORMAL", "PROVENANCE (values by method)"]))
+    print(table(rows, ["MODEL", "ENTRIES", "FAMILIES", "FORMAL", "PROVENANCE (values by method)"]))
     print(f"{stats['total_entries']} entries in all")
     return 0
 

@@ -171,9 +171,16 @@ def test_cli_stats(corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
     assert stats["models"]["mpi"]["entries"] == 8
     assert stats["models"]["mpi"]["with_formal"] == 4
     assert stats["models"]["mpi"]["provenance"]["rule"] > 0
+    # mpi has no {T} family; shmem's two routines are broadcastmem and the family shmem_{T}_p.
+    assert (stats["models"]["mpi"]["families"], stats["models"]["mpi"]["type_families"]) == (8, 0)
+    assert (stats["models"]["shmem"]["families"], stats["models"]["shmem"]["type_families"]) == (
+        2,
+        1,
+    )
     assert stats["total_entries"] == 12
     assert cli.main(["stats"]) == 0
-    assert "mpi    8        4 (50%)" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "FAMILIES" in printed and "2 (1 {T})" in printed
 
 
 def test_cli_build_stage_writes_checkpoints(
