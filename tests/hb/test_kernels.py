@@ -149,3 +149,11 @@ def test_the_baseline_keeps_its_fastest_time_and_submit_times_it_again(
     assert 0 < submitted["baseline_ns"] < slow  # /submit times it again and keeps the fastest
     stored = results_db.get_baseline(handler.engine, "scaled_add", "S", "fp64", grading.hidden_seed)
     assert stored == submitted["baseline_ns"]
+
+
+def test_a_preset_binds_integer_sizes() -> None:
+    raw = kernels.load_manifest("scaled_add").model_dump()
+    assert isinstance(raw["presets"]["S"]["N"], int)
+    raw["presets"]["S"]["N"] = 4096.5
+    with pytest.raises(ValueError, match=r"presets.S: sizes \['N'\] must be integers"):
+        kernels.Manifest.model_validate(raw)

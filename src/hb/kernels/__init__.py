@@ -64,7 +64,8 @@ class Manifest(BaseModel):
     sizes: list[str]
     arrays: list[ArrayDecl]
     scalars: list[ScalarDecl] = Field(default_factory=list)
-    presets: dict[str, dict[str, float]]
+    # A preset binds every size symbol (an integer) and may override scalars.
+    presets: dict[str, dict[str, int | float]]
     precisions: list[str]
     # The default MPI distribution: grid extents over P and a plan-shaped entry per array.
     distribution: dict[str, Any] | None = None
@@ -87,6 +88,9 @@ class Manifest(BaseModel):
                 raise ValueError(
                     f"presets.{preset}: unknown {sorted(unknown)}, missing {sorted(missing)}"
                 )
+            fractional = sorted(n for n in declared if not isinstance(values[n], int))
+            if fractional:
+                raise ValueError(f"presets.{preset}: sizes {fractional} must be integers")
         return self
 
     @property
