@@ -269,7 +269,9 @@ def distributed_refusal(
             replicatable_allowlist=replicatable_allowlist,
             layout_flexible_allowlist=layout_flexible_allowlist,
         )
-        or place_refusal(plan, distributed=True, residency=residency)
+        or place_refusal(
+            plan, distributed=True, residency=residency, operations=requests.operations
+        )
         or distributed_cast_refusal(plan, casts, residency)
         or cast_refusal(kernel, precision, casts)
     )

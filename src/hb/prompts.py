@@ -26,16 +26,19 @@ def task_actions(
     allowances: RequestAllowances,
     distributed: bool = False,
     language: str = "c",
+    precision_override: str | None = None,
 ) -> RequestActions:
-    """The offer of this task: cast on floating dense arrays of a kernel that takes casts, single-
-    node layouts on dense arrays when not distributed, format on sparse arrays."""
+    """The offer of this task: cast on floating dense arrays of a kernel that takes casts (an
+    fp64-only kernel under a grading.precision_override_kernels entry takes them, as the judge
+    lets them stand), single-node layouts on dense arrays when not distributed, format on sparse
+    arrays."""
     return allowances.actions(
         has_floating_dense=any(a.is_floating and not a.is_sparse for a in manifest.arrays),
         has_dense=any(not a.is_sparse for a in manifest.arrays),
         has_sparse=any(a.is_sparse for a in manifest.arrays),
         distributed=distributed,
         c_abi=language in languages.LANGUAGES,
-        fp64_only=manifest.fp64_only,
+        fp64_only=manifest.fp64_only and precision_override is None,
     )
 
 
@@ -68,9 +71,11 @@ def build_context(
     precision: str = "fp64",
     distributed: bool = False,
     language: str = "c",
+    precision_override: str | None = None,
 ) -> TaskContext:
-    """The task's offer and the prompt's requests section (empty when nothing is offered)."""
-    offer = task_actions(manifest, allowances, distributed, language)
+    """The task's offer and the prompt's requests section (empty when nothing is offered);
+    `precision_override` is the band a grading.precision_override_kernels entry grades in."""
+    offer = task_actions(manifest, allowances, distributed, language, precision_override)
     if offer.empty:
         return TaskContext(offer, "")
     lines = [
@@ -89,7 +94,7 @@ def build_context(
         types = ", ".join(f"{p} → `{C_TYPES[p]} *`" for p in offer.precisions)
         lines.append(
             "- cast: an array's element type. Conversions are timed apart and not scored, but the "
-            f"outputs are graded in {precision}'s tolerance band. Allowed: {types}."
+            f"outputs are graded in {precision_override or precision}'s tolerance band. Allowed: {types}."
         )
     layouts = [
         a for a in offer.actions if a not in ("cast", "format", "distribute", "replicate", "place")

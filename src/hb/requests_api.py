@@ -12,13 +12,20 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer, WithJsonSchema
+import yaml
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    PlainSerializer,
+    TypeAdapter,
+    WithJsonSchema,
+)
 
 from hb.precision import PRECISIONS
 from relayout import (
     BIJECTION_CHECK_LIMIT,
     RECORDED_VERSION,
-    REQUESTS_ADAPTER,
     CheckedArray,
     DistributionPlan,
     RequestError,
@@ -94,6 +101,13 @@ RequestsField = Annotated[
 ]
 
 
+# The field outside a model: validate_python / validate_json read like Requests.validate (JSON
+# text too, relayout's messages naming the entry); dump_python / dump_json write like
+# Requests.to_json (sorted keys, defaults out), an empty request as None / null. A model leaves
+# an empty request out of its dump itself (envelope.Submission).
+REQUESTS_ADAPTER: TypeAdapter[Requests] = TypeAdapter(RequestsField)
+
+
 def is_empty(requests: Requests) -> bool:
     return requests.to_json() == ""
 
@@ -120,6 +134,15 @@ def _as_list(value: list[str] | str | None) -> list[str] | None:
     if value is None:
         return None
     if isinstance(value, str):
+        if value.strip().startswith("["):
+            # A list written out (JSON, or a YAML flow list such as [load, layout]).
+            try:
+                parsed = yaml.safe_load(value)
+            except yaml.YAMLError as error:
+                raise ValueError(f"not a list: {value!r} ({error})") from None
+            if not isinstance(parsed, list):
+                raise ValueError(f"not a list: {value!r}")
+            return [str(part).strip() for part in parsed if str(part).strip()]
         return [part.strip() for part in value.split(",") if part.strip()]
     return [str(part).strip() for part in value]
 
@@ -173,8 +196,10 @@ class RequestAllowances(BaseModel):
         precisions = env.get("HPCAGENT_BENCH_REQUESTS_PRECISIONS", section.precisions)
         return cls.resolve(allow, precisions, section.grid, config.mpi.grade_distributed)
 
-    def refusal(self, requests: Requests) -> str | None:
-        """Why this setup refuses `requests`, naming the entry, or None when it allows it."""
+    def refusal(self, requests: Requests, distributed: bool | None = None) -> str | None:
+        """Why this setup refuses `requests`, naming the entry, or None when it allows it.
+        `distributed`: whether it runs over a grid (default: it names startup.grid; the judge
+        says so for a grid it injected under requests.grid: task)."""
         startup = requests.startup
         allowed = sorted(self.allow)
         if startup.load and "load" not in self.allow:
@@ -187,7 +212,8 @@ class RequestAllowances(BaseModel):
                     "startup.grid: this setup sets the processor grid itself (requests.grid: task); "
                     "leave startup.grid out and lay the arrays out over the task's grid"
                 )
-        distributed = bool(startup.grid)
+        if distributed is None:
+            distributed = bool(startup.grid)
         for index, operation in enumerate(requests.operations):
             action = operation.action
             label = f"operations[{index}] ({action})"
@@ -260,10 +286,13 @@ class RequestActions(BaseModel):
         return not (self.actions or self.load or self.grid)
 
     def to_env(self) -> str:
-        """$HPCAGENT_BENCH_REQUEST_ACTIONS: comma-separated, with load and grid as words."""
-        words = (
-            list(self.actions) + (["load"] if self.load else []) + (["grid"] if self.grid else [])
-        )
+        """$HPCAGENT_BENCH_REQUEST_ACTIONS: comma-separated, with load and grid as words and cast
+        carrying its precisions as `cast:fp32|fp16` (from_env reads it back)."""
+        words = [
+            f"cast:{'|'.join(self.precisions)}" if a == "cast" and self.precisions else a
+            for a in self.actions
+        ]
+        words += (["load"] if self.load else []) + (["grid"] if self.grid else [])
         return ",".join(words)
 
     @classmethod
@@ -272,10 +301,20 @@ class RequestActions(BaseModel):
         if text is None:
             return None
         words = [w.strip() for w in text.split(",") if w.strip()]
+        actions: list[str] = []
+        precisions: tuple[str, ...] = ()
+        for word in words:
+            if word in ("load", "grid"):
+                continue
+            action, _, targets = word.partition(":")
+            if action == "cast" and targets:
+                precisions = tuple(p.strip() for p in targets.split("|") if p.strip())
+            actions.append(action)
         return cls(
-            actions=tuple(w for w in words if w not in ("load", "grid")),
+            actions=tuple(actions),
             load="load" in words,
             grid="grid" in words,
+            precisions=precisions,
         )
 
     def filter_schema(self, schema: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -289,6 +328,9 @@ class RequestActions(BaseModel):
             variants = _operation_variants(operations)
             if variants is not None:
                 kept = [v for v in variants if _variant_action(v) in self.actions]
+                for variant in kept:
+                    if _variant_action(variant) == "cast" and self.precisions:
+                        _narrow_cast_targets(variant, self.precisions)
                 if kept:
                     _set_operation_variants(operations, kept)
                 else:
@@ -318,6 +360,13 @@ def _set_operation_variants(operations: dict[str, Any], variants: list[dict[str,
     for key in ("oneOf", "anyOf"):
         if key in items:
             items[key] = variants
+
+
+def _narrow_cast_targets(variant: dict[str, Any], precisions: tuple[str, ...]) -> None:
+    """The cast variant's `to` enum cut to the offered precisions (the judge refuses the rest)."""
+    target = variant.get("properties", {}).get("to")
+    if isinstance(target, dict) and "enum" in target:
+        target["enum"] = [p for p in target["enum"] if p in precisions]
 
 
 def _variant_action(variant: Mapping[str, Any]) -> str | None:

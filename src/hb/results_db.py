@@ -218,23 +218,39 @@ def add_grade(
     """Record one grade and its request in one transaction; the new grade's id.
 
     The request is validated first (RequestError before anything is written). A row made of
-    another (of_grade_id: a final or a regrade) takes that grade's request when none is given.
+    another (of_grade_id, the keyword or the grade's column: a final or a regrade) records that
+    grade's request; a given request that differs from it is a ValueError, raised before
+    anything is written.
     """
-    unknown = set(grade) - set(GRADE_FIELDS)
+    unknown = set(grade) - {*GRADE_FIELDS, "of_grade_id"}
     if unknown:
         raise ValueError(
-            f"add_grade: unknown grade fields {sorted(unknown)}; accepted: {list(GRADE_FIELDS)}"
+            f"add_grade: unknown grade fields {sorted(unknown)}; accepted: "
+            f"{[*GRADE_FIELDS, 'of_grade_id']}"
         )
+    in_grade = grade.get("of_grade_id")
+    if in_grade is not None and of_grade_id is not None and in_grade != of_grade_id:
+        raise ValueError(
+            f"add_grade: of_grade_id {of_grade_id} and the grade's of_grade_id {in_grade} differ"
+        )
+    of_grade_id = of_grade_id if of_grade_id is not None else in_grade
     validated = Requests.validate(requests if requests is not None else "")
     with engine.begin() as connection:
-        if of_grade_id is not None and requests is None:
+        if of_grade_id is not None:
             parent = connection.execute(
                 sa.select(grades.c.requests).where(grades.c.id == of_grade_id)
             ).first()
             if parent is None:
                 raise ValueError(f"add_grade: of_grade_id {of_grade_id} names no grade")
-            validated = from_recorded(parent.requests)
-        values = dict(grade)
+            # A final or a regrade grades the request its grade was made with (spec §4).
+            recorded = from_recorded(parent.requests)
+            if requests is not None and validated.to_json() != recorded.to_json():
+                raise ValueError(
+                    f"add_grade: the request differs from grade {of_grade_id}'s, which a row "
+                    f"made of it records ({recorded.to_json() or 'none'})"
+                )
+            validated = recorded
+        values = {key: value for key, value in grade.items() if key != "of_grade_id"}
         values.update(
             requests=to_recorded(validated), of_grade_id=of_grade_id, created_at=datetime.now(UTC)
         )

@@ -124,7 +124,7 @@ def test_without_a_device_the_grade_is_refused_with_the_reason() -> None:
     refusal = mpi_driver.distributed_refusal(
         ON_DEVICE, load_manifest("scaled_add"), "fp64", ranks=2
     )
-    assert refusal is not None and refusal.startswith("place (x, y) on device: ")
+    assert refusal is not None and refusal.startswith("operations[2] (place): x on device: ")
     assert (why if not available else str(device_toolchain_refusal())) in refusal
 
 

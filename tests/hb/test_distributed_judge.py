@@ -29,6 +29,7 @@ pytestmark = pytest.mark.skipif(
 
 SOLUTIONS = Path(__file__).resolve().parent / "mpi_solutions"
 SCALED_ADD = (CATALOG_DIR / "scaled_add" / "solution_mpi.c").read_text()
+SOLUTION_C = (CATALOG_DIR / "scaled_add" / "solution.c").read_text()
 MAT_SCALED_ADD = (CATALOG_DIR / "mat_scaled_add" / "solution_mpi.c").read_text()
 DISTRIBUTED = {"allow": ["load", "distribute"]}
 
@@ -176,7 +177,7 @@ def test_refusals_name_what_is_wrong_and_record_the_call(two_ranks: TestClient) 
     from hb.envelope import RequestsCheckBody
 
     refusal = with_place.check(RequestsCheckBody(kernel="scaled_add", requests=on_device))
-    assert refusal["accepted"] is False and "place (x) on device" in refusal["refusal"]
+    assert refusal["accepted"] is False and "(place): x on device" in refusal["refusal"]
     single_node_place = {"operations": [{"action": "place", "array": "x", "on": "host"}]}
     refusal = with_place.check(RequestsCheckBody(kernel="scaled_add", requests=single_node_place))
     assert refusal == {
@@ -227,6 +228,57 @@ def test_task_grid_is_injected_and_a_named_grid_refused(data_dir: Path) -> None:
         assert task["mpi"]["default_distribution"]["symbols"]["N"]["arrives"] == "local"
         assert "distribute" in task["request_actions"]["actions"]
         assert task["request_actions"]["grid"] is False
+
+
+def test_task_grid_without_grade_distributed_lays_out_over_the_task_grid(
+    tmp_path: Path,
+) -> None:
+    config = mpi_config(tmp_path, 2, requests={"allow": ["load", "distribute"], "grid": "task"})
+    operations = {"operations": scaled_add_request("block")["operations"]}
+    with TestClient(create_app(config)) as client:
+        handler = handler_of(client)
+        assert client.get("/task/scaled_add").json()["mpi"]["grid_set_by"] == "task"
+        checked = client.post(
+            "/requests/check", json={"kernel": "scaled_add", "requests": operations}
+        ).json()
+        assert checked["accepted"] is True, checked
+        assert checked["plan"]["grid"] == [2]
+        answer = client.post(
+            "/score", json={"kernel": "scaled_add", "source": SCALED_ADD, "requests": operations}
+        )
+        assert answer.status_code == 200, answer.text
+        grade = answer.json()
+        assert grade["correct"] is True and grade["requests"]["startup"]["grid"] == ["P"]
+        assert request_rows(handler, grade["grade_id"])[0] == ("grid", "grid")
+        # A refused call records the injected grid too.
+        placed = {
+            "operations": [
+                *operations["operations"],
+                {"action": "place", "array": "x", "on": "host"},
+            ]
+        }
+        refused = client.post(
+            "/score", json={"kernel": "scaled_add", "source": SCALED_ADD, "requests": placed}
+        )
+        assert refused.status_code == 400
+        assert refused.json()["detail"].startswith("operations[2] (place): this setup does not")
+        row = results_db.list_grades(handler.engine, route="score.refused", limit=1)[0]
+        assert request_rows(handler, row["id"])[0] == ("grid", "grid")
+        # A submission naming a grid stays refused.
+        named = client.post(
+            "/score",
+            json={
+                "kernel": "scaled_add",
+                "source": SCALED_ADD,
+                "requests": scaled_add_request("block"),
+            },
+        )
+        assert named.status_code == 400 and "requests.grid: task" in named.json()["detail"]
+        # A request that does not distribute stays single-node.
+        single = client.post("/score", json={"kernel": "scaled_add", "source": SOLUTION_C})
+        assert single.status_code == 200 and "grid" not in single.json()["requests"].get(
+            "startup", {}
+        )
 
 
 def _processes_under(directory: Path) -> list[str]:

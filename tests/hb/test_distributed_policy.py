@@ -36,6 +36,7 @@ from hb.distributed.signature import (
 from hb.distributed.tiles import read_plan
 from hb.kernels import load_manifest
 from hb.mpi_driver import describe_plan, launcher_settings
+from hb.requests_api import Requests
 
 
 def kernel(name: str) -> DistributedKernel:
@@ -204,6 +205,36 @@ def test_place_is_refused_on_one_node_and_without_a_device() -> None:
     assert "device-resident MPI tile takes no cast" in (
         distributed_cast_refusal(on_device, {"x": "fp32"}) or ""
     )
+
+
+def test_device_refusal_names_the_place_or_the_residency(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hb.distributed import policy
+
+    monkeypatch.setattr(policy, "device_available", lambda: (False, "no CUDA driver (libcuda)"))
+    plan = {
+        "grid": [2],
+        "arrays": {
+            "x": {"axes": [{"grid_dim": 0}]},
+            "y": {"axes": [{"grid_dim": 0}], "location": "device"},
+        },
+    }
+    operations = Requests.validate(
+        {
+            "startup": {"grid": ["P"]},
+            "operations": [
+                {"action": "distribute", "array": "x", "grid_dim": 0, "dim": 0},
+                {"action": "distribute", "array": "y", "grid_dim": 0, "dim": 0},
+                {"action": "place", "array": "y", "on": "device"},
+            ],
+        }
+    ).operations
+    refusal = place_refusal(plan, distributed=True, operations=operations) or ""
+    assert refusal.startswith("operations[2] (place): y on device: no CUDA driver"), refusal
+    unplaced = {"grid": [2], "arrays": {"x": {"axes": [{"grid_dim": 0}]}}}
+    residency = place_refusal(unplaced, distributed=True, residency="device") or ""
+    assert residency.startswith("mpi.residency (device): the unplaced arrays (x)"), residency
 
 
 def test_cast_refusals_of_the_driver() -> None:

@@ -16,6 +16,7 @@ from hb.envelope import Submission
 from hb.prompts import build_context, task_actions
 from hb.requests_api import (
     RECORDED_VERSION,
+    REQUESTS_ADAPTER,
     RequestActions,
     RequestAllowances,
     RequestError,
@@ -52,6 +53,25 @@ def test_config_and_environment(tmp_path: Path) -> None:
         )
     )
     assert from_env.allow == {"load", "layout"} and from_env.precisions == ()
+
+
+@pytest.mark.parametrize(
+    "written", ['["load","cast"]', "[load, cast]", "load, cast", " [ 'load', cast ] "]
+)
+def test_environment_takes_a_list_or_comma_separated(written: str) -> None:
+    config = load_config(
+        None,
+        environ={
+            "HPCAGENT_BENCH_REQUESTS_ALLOW": written,
+            "HPCAGENT_BENCH_REQUESTS_PRECISIONS": written.replace("load", "fp32").replace(
+                "cast", "fp16"
+            ),
+        },
+    )
+    allowances = RequestAllowances.from_config(config)
+    assert allowances.allow == {"load", "cast"} and allowances.precisions == ("fp32", "fp16")
+    with pytest.raises(ValueError, match="not a list"):
+        RequestAllowances.resolve("[load, cast", None)
 
 
 def test_empty_set_allows_nothing() -> None:
@@ -116,7 +136,7 @@ def test_actions_narrow_to_the_task() -> None:
     assert "cast" not in fp64_only.actions and "zip" in fp64_only.actions
     sparse = task_actions(kernels.load_manifest("spmv"), allowances)
     assert "format" in sparse.actions
-    assert RequestActions.from_env(dense.to_env()) == dense.model_copy(update={"precisions": ()})
+    assert RequestActions.from_env(dense.to_env()) == dense
     assert RequestActions.from_env(None) is None
 
 
@@ -129,6 +149,20 @@ def test_filtered_schema_offers_only_the_actions() -> None:
     assert [v["properties"]["action"]["const"] for v in variants] == ["cast"]
     assert "grid" not in filtered["properties"]["startup"]["properties"]
     assert RequestActions().filter_schema(schema) is None
+
+
+def test_offer_carries_the_cast_precisions() -> None:
+    schema = json.loads(requests_schema_text())
+    offer = RequestActions(actions=("cast", "permute"), load=True, precisions=("fp32", "fp16"))
+    filtered = offer.filter_schema(schema)
+    assert filtered is not None
+    variants = filtered["properties"]["operations"]["items"]["oneOf"]
+    cast = next(v for v in variants if v["properties"]["action"]["const"] == "cast")
+    assert cast["properties"]["to"]["enum"] == ["fp32", "fp16"]
+    # The shipped schema is left whole.
+    assert "bf16" in json.dumps(schema)
+    assert offer.to_env() == "cast:fp32|fp16,permute,load"
+    assert RequestActions.from_env(offer.to_env()) == offer
 
 
 def test_prompt_section_states_the_offer() -> None:
@@ -168,6 +202,23 @@ def test_submission_field() -> None:
         Submission(kernel="scaled_add", source="", datatype="fp32")
     schema = Submission.model_json_schema()
     assert "operations" in json.dumps(schema["properties"]["requests"])
+
+
+def test_adapter_reads_and_writes_like_the_field() -> None:
+    text = json.dumps(CAST)
+    assert REQUESTS_ADAPTER.validate_python(text) == Requests.validate(CAST)
+    assert REQUESTS_ADAPTER.validate_json(text) == Requests.validate(CAST)
+    with pytest.raises(ValidationError, match="operations\\[0\\] \\(cast\\)"):
+        REQUESTS_ADAPTER.validate_python({"operations": [{"action": "cast", "array": "x"}]})
+    request = Requests.validate(CAST)
+    compact = json.dumps(json.loads(request.to_json()), separators=(",", ":"))
+    assert REQUESTS_ADAPTER.dump_json(request).decode() == compact
+    assert REQUESTS_ADAPTER.dump_python(request) == json.loads(request.to_json())
+    # An empty request: to_json's "" is null here; Submission leaves it out of its dump.
+    assert REQUESTS_ADAPTER.validate_python(None) == Requests()
+    assert REQUESTS_ADAPTER.dump_python(Requests()) is None
+    assert REQUESTS_ADAPTER.dump_json(Requests()) == b"null"
+    assert "operations" in json.dumps(REQUESTS_ADAPTER.json_schema())
 
 
 def test_recorded_version() -> None:

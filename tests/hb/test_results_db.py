@@ -104,6 +104,27 @@ def test_a_regrade_takes_its_grade_request(engine: sa.Engine) -> None:
     assert len(results_db.rows_of_grade(engine, final)) == 4
 
 
+def test_a_regrade_records_its_grade_request_and_refuses_another(engine: sa.Engine) -> None:
+    first = results_db.add_grade(engine, GRADE, REQUEST)
+    # Given the same request, or of_grade_id as the grade's column: the parent's request.
+    same = results_db.add_grade(engine, {**GRADE, "route": "final"}, REQUEST, of_grade_id=first)
+    column = results_db.add_grade(engine, {**GRADE, "route": "final", "of_grade_id": first})
+    for grade_id in (same, column):
+        row = results_db.get_grade(engine, grade_id)
+        assert row is not None and row["of_grade_id"] == first
+        assert results_db.requests_of_row(row) == Requests.validate(REQUEST)
+        assert len(results_db.rows_of_grade(engine, grade_id)) == 4
+    before = len(results_db.list_grades(engine))
+    other = {"operations": [{"action": "cast", "array": "A", "to": "fp16"}]}
+    with pytest.raises(ValueError, match="differs from grade"):
+        results_db.add_grade(engine, {**GRADE, "route": "final"}, other, of_grade_id=first)
+    with pytest.raises(ValueError, match="differs from grade"):
+        results_db.add_grade(engine, {**GRADE, "route": "final", "of_grade_id": first}, "")
+    with pytest.raises(ValueError, match="differ"):
+        results_db.add_grade(engine, {**GRADE, "of_grade_id": first}, of_grade_id=same)
+    assert len(results_db.list_grades(engine)) == before
+
+
 def test_baselines(engine: sa.Engine) -> None:
     assert results_db.get_baseline(engine, "gemm", "S", "fp64", 0) is None
     results_db.set_baseline(engine, "gemm", "S", "fp64", 0, 1234)

@@ -5,12 +5,16 @@ document, and what is recorded."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 from hb import kernels, results_db
-from hb.service import JudgeHandler
+from hb.envelope import RequestsCheckBody
+from hb.runner import RunResult
+from hb.service import JudgeHandler, create_app
+from tests.hb.conftest import make_config
 
 SCALED_ADD = kernels.solution_source("scaled_add")
 
@@ -234,3 +238,71 @@ def test_preset_must_exist(client: TestClient, route: str) -> None:
         f"/{route}", json={"kernel": "scaled_add", "source": SCALED_ADD, "preset": "XL"}
     )
     assert answer.status_code == 400 and answer.json()["detail"].startswith("preset:")
+
+
+CAST_U = {"operations": [{"action": "cast", "array": "u", "to": "fp32"}]}
+
+
+def _override_handler(tmp_path: Path, datatype: str, override: list[str]) -> JudgeHandler:
+    return JudgeHandler(
+        make_config(
+            tmp_path,
+            requests={"allow": ["load", "cast"], "precisions": ["fp32"]},
+            grading={"datatype": datatype, "precision_override_kernels": override},
+        )
+    )
+
+
+@pytest.mark.parametrize("datatype", ["fp32", "float32"])
+def test_override_lets_the_cast_stand_and_offers_it(tmp_path: Path, datatype: str) -> None:
+    handler = _override_handler(tmp_path, datatype, ["channel_flow"])
+    answer = handler.check(RequestsCheckBody(kernel="channel_flow", requests=CAST_U))
+    assert answer["accepted"] is True, answer
+    task = handler.task("channel_flow")
+    assert "cast" in task["request_actions"]["actions"]
+    assert task["request_actions"]["precisions"] == ["fp32"]
+    assert "graded in fp32's tolerance band" in task["requests_section"]
+
+
+def test_no_override_offers_no_cast_on_an_fp64_only_kernel(tmp_path: Path) -> None:
+    handler = _override_handler(tmp_path, "fp64", ["channel_flow"])
+    assert "cast" not in handler.task("channel_flow")["request_actions"]["actions"]
+    refused = handler.check(RequestsCheckBody(kernel="channel_flow", requests=CAST_U))
+    assert refused["accepted"] is False and "fp64 only" in refused["refusal"]
+
+
+def test_check_answers_a_datatype_refusal_as_not_accepted(tmp_path: Path) -> None:
+    handler = _override_handler(tmp_path, "float32", [])
+    with TestClient(create_app(handler.config)) as client:
+        answer = client.post("/requests/check", json={"kernel": "channel_flow", "requests": {}})
+        assert answer.status_code == 200, answer.text
+        assert answer.json() == {
+            "accepted": False,
+            "refusal": "datatype: channel_flow runs at ['fp64'], not fp32",
+        }
+        # /score keeps answering the datatype fault with a 400.
+        score = client.post(
+            "/score", json={"kernel": "channel_flow", "source": "", "language": "c"}
+        )
+        assert score.status_code == 400 and score.json()["detail"].startswith("datatype:")
+
+
+def test_first_baseline_is_the_fastest_of_two_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handler = JudgeHandler(make_config(tmp_path))
+    manifest = kernels.load_manifest("scaled_add")
+    timings = iter([900, 300, 700])
+    calls: list[int] = []
+
+    def fake_run(*_: object, **__: object) -> RunResult:
+        calls.append(1)
+        return RunResult(ok=True, kernel_ns=next(timings))
+
+    monkeypatch.setattr(handler, "_run", fake_run)
+    sizes = manifest.preset_sizes("S")
+    args = (manifest, "S", "fp64", 0, sizes, manifest.preset_scalars("S"), {})
+    assert handler._baseline(*args) == 300 and len(calls) == 2
+    assert results_db.get_baseline(handler.engine, "scaled_add", "S", "fp64", 0) == 300
+    # A refresh times once more and keeps the fastest.
+    assert handler._baseline(*args, refresh=True) == 300 and len(calls) == 3

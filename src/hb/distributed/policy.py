@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from hb.distributed.driver import device_toolchain_refusal
@@ -162,12 +162,19 @@ def device_arrays(plan: Any, residency: str = "host") -> list[str]:
     )
 
 
-def place_refusal(plan: Any | None, *, distributed: bool, residency: str = "host") -> str | None:
+def place_refusal(
+    plan: Any | None,
+    *,
+    distributed: bool,
+    residency: str = "host",
+    operations: Sequence[Any] = (),
+) -> str | None:
     """Why the plan's place operations (and the run-wide `residency`) cannot be honoured, or None.
 
     place is refused on a single-node grade. Device tiles need a CUDA device (cupy finds one) and
     the CUDA toolchain that builds the driver (nvcc and the runtime headers); where either is
-    missing the refusal says which.
+    missing the refusal says which, naming the place operation of `operations` (the request's)
+    that put an array there, or mpi.residency when no place did.
     """
     if plan is None:
         return None
@@ -179,12 +186,28 @@ def place_refusal(plan: Any | None, *, distributed: bool, residency: str = "host
     if not on_device:
         return None
     available, why = device_available()
-    if not available:
-        return f"place ({', '.join(on_device)}) on device: {why}; use location host"
-    missing = device_toolchain_refusal()
-    if missing:
-        return f"place ({', '.join(on_device)}) on device: {missing}; use location host"
-    return None
+    if available:
+        missing = device_toolchain_refusal()
+        if not missing:
+            return None
+        why = missing
+    placed_on_device = [n for n in on_device if grid_plan.arrays[n].location == "device"]
+    if placed_on_device:
+        for index, operation in enumerate(operations):
+            if (
+                getattr(operation, "action", None) == "place"
+                and getattr(operation, "on", None) == "device"
+                and getattr(operation, "array", None) in placed_on_device
+            ):
+                return (
+                    f"operations[{index}] (place): {operation.array} on device: {why}; "
+                    "use location host"
+                )
+        return f"place ({', '.join(placed_on_device)}) on device: {why}; use location host"
+    return (
+        f"mpi.residency (device): the unplaced arrays ({', '.join(on_device)}) would live on "
+        f"device: {why}; set mpi.residency to host, or place them on host"
+    )
 
 
 def distributed_cast_refusal(
