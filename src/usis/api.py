@@ -15,6 +15,10 @@ if TYPE_CHECKING:
 MODELS: tuple[str, ...] = ("mpi", "openmp", "shmem", "nccl", "nvshmem", "cuda")
 
 
+class UnknownModelError(LookupError, ValueError):
+    """A model name usis does not know; also a ValueError, which earlier callers catch."""
+
+
 def shipped_models() -> list[str]:
     """Models with a shipped corpus file, in the build's model order."""
     folder = resources.files("usis").joinpath("corpus")
@@ -223,7 +227,9 @@ def load(model: str | None = None) -> Corpus:
     """Every shipped model's corpus, or one model's (`load("mpi")`)."""
     if model is not None:
         if model not in MODELS:
-            raise ValueError(f"unknown model {model!r}; known: {', '.join(MODELS)}")
+            raise UnknownModelError(
+                f"unknown model {model!r}; shipped: {', '.join(shipped_models()) or 'none'}"
+            )
         if model not in shipped_models():
             raise LookupError(
                 f"no shipped corpus for {model!r}; shipped: {', '.join(shipped_models()) or 'none'}"

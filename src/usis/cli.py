@@ -168,21 +168,14 @@ def command_find(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def other_models_keys(entries: Mapping[str, Any]) -> set[str]:
-    """Keys of the shipped corpora of models the entries do not belong to: a cross-model reference
-    (variants.gpu -> another model) may name them."""
-    from usis.api import read_shipped, shipped_models
-
-    own = {key.split(":", 1)[0] for key in entries}
-    keys: set[str] = set()
-    for model in shipped_models():
-        if model not in own:
-            keys.update(read_shipped(f"final-{model}-api.json")["entries"])
-    return keys
+def shipped_keys() -> set[str]:
+    """Keys of every shipped corpus: a file checked from the command line may be a selection of
+    shipped entries whose cross-references name entries it does not hold."""
+    return set(load().keys())
 
 
 def command_validate(arguments: argparse.Namespace) -> int:
-    from usis.validate import entries_of, validate_entries
+    from usis.validate import entries_of, validate_entries, wrapper_findings
 
     document = read_document(arguments.file)
     try:
@@ -190,7 +183,7 @@ def command_validate(arguments: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"usis validate: {arguments.file}: {error}", file=sys.stderr)
         return 1
-    findings = validate_entries(entries, other_models_keys(entries))
+    findings = wrapper_findings(document) + validate_entries(entries, shipped_keys())
     for finding in findings:
         print(finding)
     if findings:
@@ -235,14 +228,21 @@ def diff_entries(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
 def command_diff(arguments: argparse.Namespace) -> int:
     from usis.validate import entries_of
 
-    old = entries_of(read_document(arguments.a))
-    new = entries_of(read_document(arguments.b))
+    sides = []
+    for path in (arguments.a, arguments.b):
+        try:
+            sides.append(entries_of(read_document(path)))
+        except ValueError as error:
+            print(f"usis diff: {path}: {error}", file=sys.stderr)
+            return 2
+    old, new = sides
     lines = diff_entries(old, new)
     for line in lines:
         print(line)
     added = len(set(new) - set(old))
     removed = len(set(old) - set(new))
-    changed = len({line.split(":")[0][2:] for line in lines if line.startswith("~")})
+    # A changed line is `~ key: path: ...`; a key holds one colon (`model:function_key`).
+    changed = len({line[2:].split(": ", 1)[0] for line in lines if line.startswith("~")})
     print(f"{added} added, {removed} removed, {changed} changed", file=sys.stderr)
     return 0
 

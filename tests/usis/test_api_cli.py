@@ -216,3 +216,79 @@ def test_one_entry_read_from_a_shipped_file_equals_the_parsed_file() -> None:
         assert shipped_entry(key) == entries[key], key
     assert shipped_entry(f"{model}:no_such_function") is None
     assert shipped_entry("upc:upc_barrier") is None
+
+
+def test_cli_diff_of_a_file_that_is_not_a_corpus(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    listed = tmp_path / "list.json"
+    listed.write_text("[1, 2]\n")
+    assert cli.main(["diff", str(FIXTURE), str(listed)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith(f"usis diff: {listed}: expected a shipped corpus file")
+
+
+def test_cli_diff_counts_changed_entries_not_models(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    new = mini_corpus()
+    new["mpi:mpi_bcast"]["identity"]["since"] = "MPI-1.1"
+    new["mpi:mpi_recv"]["identity"]["since"] = "MPI-1.1"
+    new["mpi:mpi_recv"]["identity"]["desc"] = "Receives."
+    (tmp_path / "new.json").write_text(dump_json(new))
+    assert cli.main(["diff", str(FIXTURE), str(tmp_path / "new.json")]) == 0
+    assert "0 added, 0 removed, 2 changed" in capsys.readouterr().err
+
+
+def test_cli_validate_resolves_references_against_the_shipped_corpus(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from usis.api import load
+
+    shipped = load("mpi")
+    # mpi_ibcast names mpi_bcast as its blocking form, which the file does not hold.
+    selection = {"mpi:mpi_ibcast": shipped.raw("mpi:mpi_ibcast")}
+    path = tmp_path / "selection.json"
+    path.write_text(dump_json(selection))
+    assert cli.main(["validate", str(path)]) == 0, capsys.readouterr().out
+    # The build stays strict: the same map alone has a dangling reference.
+    from usis.validate import consistency_findings
+
+    assert "USIS-C002" in {f.rule for f in consistency_findings(selection)}
+
+
+def test_load_of_an_unknown_model_is_a_lookup_error() -> None:
+    from usis.api import load
+
+    with pytest.raises(LookupError, match="shipped: mpi"):
+        load("foo")
+    with pytest.raises(ValueError):
+        load("foo")
+
+
+def test_cli_validate_checks_a_shipped_files_wrapper(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = {
+        "schema_version": "9.9.9",
+        "model": "shmem",
+        "sources": [["pympistandard", "0.2.0"]],
+        "entries": mini_corpus(),
+        "comment": "extra",
+    }
+    path = tmp_path / "final-mpi-api.json"
+    path.write_text(dump_json(document))
+    assert cli.main(["validate", str(path)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    wrapper = [line for line in lines if line.endswith("(USIS-W001)")]
+    assert "(file): comment: unknown top-level key of a shipped file (USIS-W001)" in wrapper
+    assert "(file): schema_version: '9.9.9' is not the shipped schema's '0.1.0' (USIS-W001)" in (
+        wrapper
+    )
+    assert any(line.startswith("(file): sources[0]: ") for line in wrapper)
+    assert (
+        "mpi:mpi_bcast: (key): key's model prefix is not the file's model 'shmem' (USIS-W001)"
+        in wrapper
+    )
+    assert len(wrapper) == 3 + len(document["entries"])

@@ -245,3 +245,58 @@ def test_variant_links_follow_the_names() -> None:
     assert corpus["mpi:mpi_iprobe"]["relationships"]["variants"]["blocking"] == "mpi:mpi_probe"
     # An i-prefixed blocking name that is not a nonblocking form keeps no blocking link.
     assert corpus["mpi:mpi_initialized"]["relationships"]["variants"]["blocking"] is None
+
+
+NOT_OPERATIONS = {
+    "probe",
+    "iprobe",
+    "mprobe",
+    "improbe",
+    "pready",
+    "pready_range",
+    "pready_list",
+    "parrived",
+    "start",
+    "startall",
+}
+ENVIRONMENT = {"init", "init_thread", "finalize"}
+
+
+def performs_an_operation(key: str, entry: dict[str, Any]) -> bool:
+    """docs/usis-mpi.md's procedure_class rule, restated from an entry's other fields."""
+    name = key.removeprefix("mpi:mpi_")
+    group, execution = entry["identity"]["api_group"], entry["execution"]
+    variants = entry["relationships"]["variants"]
+    if name in NOT_OPERATIONS or name in ENVIRONMENT or name.endswith("_end"):
+        return False
+    if group in ("point_to_point", "one_sided", "collective"):
+        return True
+    if group == "io" and re.fullmatch(r"file_i?(read|write)\w*", name):
+        return True
+    if variants["blocking"] or variants["nonblocking"]:
+        return True
+    return bool(execution["collective"]) and group != "synchronization"
+
+
+def test_procedure_class_is_set_exactly_for_operations() -> None:
+    shipped = json.loads(
+        (REPOSITORY / "src" / "usis" / "corpus" / "final-mpi-api.json").read_text(encoding="utf-8")
+    )["entries"]
+    for corpus in (entries(), shipped):
+        wrong = {
+            key: entry["execution"]["procedure_class"]
+            for key, entry in corpus.items()
+            if performs_an_operation(key, entry)
+            != (entry["execution"]["procedure_class"] is not None)
+        }
+        assert wrong == {}
+    end = shipped["mpi:mpi_file_read_all_end"]["execution"]
+    assert (end["procedure_class"], end["stages"]) == (None, ["c", "f"])
+    for key in ("mpi:mpi_wait", "mpi:mpi_win_fence", "mpi:mpi_init"):
+        assert shipped[key]["execution"]["procedure_class"] is None, key
+    for key in ("mpi:mpi_comm_split", "mpi:mpi_file_read", "mpi:mpi_barrier"):
+        assert shipped[key]["execution"]["procedure_class"] == "b-op", key
+    assert (
+        "**procedure_class** is the MPI-4.1 §2.4.2 class of an *operation*"
+        in DOCS_PATH.read_text(encoding="utf-8")
+    )

@@ -339,3 +339,73 @@ def test_classify_reproduces_the_shipped_family_entries() -> None:
         mine = classified["entries"][key]
         assert mine["identity"] == {**entries()[key]["identity"]}
         assert mine["execution"] == entries()[key]["execution"]
+
+
+def test_a_ctx_routine_without_a_plain_routine_cites_its_own_name() -> None:
+    assert entries()["shmem:shmem_ctx_create"]["identity"]["standard_refs"] == [
+        "OpenSHMEM-1.5 shmem_ctx_create"
+    ]
+    assert entries()["shmem:shmem_ctx_destroy"]["identity"]["standard_refs"] == [
+        "OpenSHMEM-1.5 shmem_ctx_destroy"
+    ]
+    # A ctx form is documented with its plain routine.
+    assert entries()["shmem:shmem_ctx_{T}_put"]["identity"]["standard_refs"] == [
+        "OpenSHMEM-1.5 shmem_TYPENAME_put"
+    ]
+    # Every citation by a routine's own spelling names a routine of the corpus.
+    cited = {
+        ref.split(" ", 1)[1].replace("TYPENAME", "{T}")
+        for entry in entries().values()
+        for ref in entry["identity"]["standard_refs"]
+        if ref.split(" ", 1)[1].startswith("shmem_")
+    }
+    names = {key.split(":", 1)[1] for key in entries()}
+    assert sorted(cited - names) == []
+
+
+def test_team_collectives_and_single_element_rma_have_formal_blocks() -> None:
+    assigned = {
+        "shmem:shmem_barrier_all": "world_barrier",
+        "shmem:shmem_sync_all": "world_barrier",
+        "shmem:shmem_team_sync": "team_barrier",
+        "shmem:shmem_{T}_broadcast": "team_broadcast",
+        "shmem:shmem_broadcastmem": "team_broadcast",
+        "shmem:shmem_{T}_sum_reduce": "team_allreduce",
+        "shmem:shmem_uint_and_reduce": "team_allreduce",
+        "shmem:shmem_{T}_alltoall": "team_alltoall",
+        "shmem:shmem_alltoallmem": "team_alltoall",
+        "shmem:shmem_{T}_fcollect": "team_allgather",
+        "shmem:shmem_fcollectmem": "team_allgather",
+        "shmem:shmem_team_split_strided": "team_split",
+        "shmem:shmem_team_split_2d": "team_split_2d",
+        "shmem:shmem_{T}_p": "put",
+        "shmem:shmem_ctx_{T}_g": "get",
+    }
+    provenance = shipped_provenance("shmem")
+    for key, shape in assigned.items():
+        formal = entries()[key]["semantics"]["formal"]
+        assert formal is not None, key
+        origin = provenance[key]["/semantics/formal"]["from"]
+        assert origin == f"curated/shapes.json#shmem.{shape}", key
+        # A team is not a communicator, and the schema has no handle kind for it.
+        assert formal["handle_lifecycle"] == [], key
+        if entries()[key]["execution"]["collective"]:
+            assert any(p["cardinality"] == "many" for p in formal["participants"]), key
+            assert formal["sync"]["matching"]["kind"] == "collective_rendezvous", key
+    reduce = entries()["shmem:shmem_long_max_reduce"]["semantics"]["formal"]
+    combine = next(flow for flow in reduce["data_flow"] if flow["op"] == "reduce")
+    assert combine["operation_ref"] == "op:max"
+    gather = entries()["shmem:shmem_int_fcollect"]["semantics"]["formal"]["data_flow"][1]
+    assert gather["source"]["placement_offset"] == "rank * extent_size(param:nelems, type:int)"
+    # Active-set, variable-size and strided forms have no fitting shape.
+    for key in (
+        "shmem:shmem_broadcast32",
+        "shmem:shmem_barrier",
+        "shmem:shmem_{T}_sum_to_all",
+        "shmem:shmem_{T}_collect",
+        "shmem:shmem_{T}_alltoalls",
+        "shmem:shmem_{T}_iput",
+    ):
+        assert entries()[key]["semantics"]["formal"] is None, key
+    share = sum(1 for e in entries().values() if e["semantics"]["formal"]) / len(entries())
+    assert share > 0.65

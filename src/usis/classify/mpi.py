@@ -866,6 +866,10 @@ def is_collective(call: CallClass) -> tuple[bool, str]:
 
 def operation_variant(call: CallClass, collective: bool) -> str | None:
     """The MPI-4 procedure class of an operation (b/nb/p/pp), or None for non-operations."""
+    if SPLIT_END.match(call.rest):
+        # Checked first: the name also reads as a blocking file access, but a split-collective
+        # *_end completes the operation its *_begin started, as MPI_Wait does.
+        return None
     if call.variant is not None:
         return call.variant
     if call.rest in NONBLOCKING_MANAGEMENT:
@@ -874,8 +878,6 @@ def operation_variant(call: CallClass, collective: bool) -> str | None:
         return "b"
     if SPLIT_BEGIN.match(call.rest):
         return "nb"
-    if SPLIT_END.match(call.rest):
-        return None
     if (
         collective
         and call.category == "procedure"

@@ -1376,7 +1376,9 @@ def version_rules() -> list[tuple[re.Pattern[str], dict[str, Any], int]]:
     ]
 
 
-def version_of(routine: Routine, operation: Operation) -> dict[str, Any]:
+def version_of(
+    routine: Routine, operation: Operation, names: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     if routine.origin == "spec-1.5":
         return {
             "since": SPEC_1_5,
@@ -1418,7 +1420,7 @@ def version_of(routine: Routine, operation: Operation) -> dict[str, Any]:
             "deprecated_in": rule.get("deprecated_in"),
             "superseded_by": f"{MODEL}:{replacement}" if replacement else None,
             "from": origins,
-            "standard_refs": standard_refs(routine, operation, rule),
+            "standard_refs": standard_refs(routine, operation, rule, names),
             "refs_from": f"classify/shmem.py rule standard-refs (routine name as the specification spells it, {rule['source']})",
         }
     raise ClassifyError(
@@ -1427,14 +1429,23 @@ def version_of(routine: Routine, operation: Operation) -> dict[str, Any]:
     )
 
 
-def standard_refs(routine: Routine, operation: Operation, rule: Mapping[str, Any]) -> list[str]:
-    """Cite the specification that defines the routine, by the routine's upper-case name."""
+def standard_refs(
+    routine: Routine,
+    operation: Operation,
+    rule: Mapping[str, Any],
+    names: frozenset[str] = frozenset(),
+) -> list[str]:
+    """Cite the specification that defines the routine, by the routine's upper-case name;
+    `names` are the names of every routine, to tell a ctx form from a ctx routine."""
     since = rule.get("since")
     if since is None:
         return []
-    # The specification spells a typed routine shmem_TYPENAME_op and documents the ctx form
-    # with the plain one.
-    spelled = routine.name.replace(PLACEHOLDER, "TYPENAME").replace("shmem_ctx_", "shmem_")
+    # The specification spells a typed routine shmem_TYPENAME_op and documents a ctx form with
+    # its plain routine; shmem_ctx_create and the like have no plain routine and keep their name.
+    spelled = routine.name.replace(PLACEHOLDER, "TYPENAME")
+    plain = "shmem_" + routine.name.removeprefix("shmem_ctx_")
+    if routine.name.startswith("shmem_ctx_") and plain in names:
+        spelled = plain.replace(PLACEHOLDER, "TYPENAME")
     citation = since if rule.get("deprecated_in") else "OpenSHMEM-1.5"
     return [f"{citation} {spelled}"]
 
@@ -1542,7 +1553,7 @@ def formal_assignment(
             elif value == "{reduction}":
                 bindings[slot] = f"op:{operation.reduction}"
             else:
-                bindings[slot] = value
+                bindings[slot] = value.replace("{datatype}", datatype)
         return {"shape_ref": rule["shape_ref"], "bindings": bindings}, (
             f"{curated_path('formal.yaml')} assignments[{index}]"
         )
@@ -1564,11 +1575,12 @@ def classify(extracted: dict[str, Any]) -> dict[str, Any]:
     notes: dict[str, Notes] = {}
     formal: dict[str, dict[str, Any]] = {}
     families: dict[str, dict[str, Any]] = {}
+    names = frozenset(routine.name for routine in routines)
     for routine in routines:
         key = f"{MODEL}:{routine.name}"
         entry_notes = Notes({})
         operation = operation_of(routine)
-        version = version_of(routine, operation)
+        version = version_of(routine, operation, names)
         entry, operation, _ = build_entry(routine, version, entry_notes)
         entries[key] = entry
         notes[key] = entry_notes

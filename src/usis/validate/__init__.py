@@ -6,6 +6,7 @@ from usis.validate.corpus import (
     entries_of,
     schema_findings,
     validate_entries,
+    wrapper_findings,
 )
 from usis.validate.findings import Finding
 from usis.validate.rules import RULES, Rule
@@ -19,4 +20,5 @@ __all__ = [
     "entries_of",
     "schema_findings",
     "validate_entries",
+    "wrapper_findings",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -10,6 +11,12 @@ from usis.validate.findings import SCHEMA_RULE, Finding, dotted
 from usis.validate.rules import RULES
 
 SHIPPED_KEYS = {"schema_version", "model", "sources", "entries"}
+WRAPPER_RULE = "USIS-W001"
+WRAPPER_STATEMENT = (
+    "A shipped file's wrapper has exactly `schema_version` (the schema version the package ships),"
+    " `model` (every key's model prefix), `sources` (a list of [name, version, sha256]) and"
+    " `entries`."
+)
 
 
 class ValidationFailed(ValueError):
@@ -57,6 +64,46 @@ def consistency_findings(
 def validate_entries(entries: Mapping[str, Any], known_keys: Iterable[str] = ()) -> list[Finding]:
     """Schema findings and consistency findings together, sorted by key then path."""
     return sorted(set(schema_findings(entries)) | set(consistency_findings(entries, known_keys)))
+
+
+def wrapper_findings(document: Any) -> list[Finding]:
+    """Findings of a shipped file's wrapper (rule USIS-W001); none for a bare `{key: entry}` map."""
+    if not (isinstance(document, Mapping) and set(document) >= SHIPPED_KEYS):
+        return []
+    from usis.split.files import schema_version  # deferred: split imports the provenance layer
+
+    where = "(file)"
+    findings = [
+        Finding(where, str(name), "unknown top-level key of a shipped file", WRAPPER_RULE)
+        for name in sorted(set(document) - SHIPPED_KEYS)
+    ]
+    shipped_version = schema_version()
+    if document["schema_version"] != shipped_version:
+        message = f"{document['schema_version']!r} is not the shipped schema's {shipped_version!r}"
+        findings.append(Finding(where, "schema_version", message, WRAPPER_RULE))
+    model = document["model"]
+    if not isinstance(model, str):
+        findings.append(Finding(where, "model", f"{model!r} is not a model name", WRAPPER_RULE))
+    elif isinstance(document["entries"], Mapping):
+        for key in sorted(document["entries"]):
+            if str(key).split(":", 1)[0] != model:
+                message = f"key's model prefix is not the file's model {model!r}"
+                findings.append(Finding(str(key), "(key)", message, WRAPPER_RULE))
+    sources = document["sources"]
+    if not isinstance(sources, list):
+        message = "must be a list of [name, version, sha256]"
+        findings.append(Finding(where, "sources", message, WRAPPER_RULE))
+    else:
+        for index, source in enumerate(sources):
+            if not (
+                isinstance(source, list)
+                and len(source) == 3
+                and all(isinstance(part, str) for part in source)
+                and re.fullmatch(r"[0-9a-f]{64}", source[2])
+            ):
+                message = f"{source!r} is not [name, version, sha256]"
+                findings.append(Finding(where, f"sources[{index}]", message, WRAPPER_RULE))
+    return sorted(findings)
 
 
 def entries_of(document: Any) -> Mapping[str, Any]:
