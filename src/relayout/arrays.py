@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from relayout import expr as expressions
-from relayout.types import ELEMENT_TYPES, SPARSE_FORMATS, ElementType
+from relayout.types import ELEMENT_TYPES, SPARSE_FORMATS, ElementType, c_name_problem
 
 __all__ = ["INDEX_DTYPES", "ArraySpec", "parse_arrays"]
 
@@ -52,9 +52,13 @@ class ArraySpec(BaseModel):
             canonical = []
             for item in value:
                 try:
-                    canonical.append(str(expressions.parse(item, bitwise=False)))
+                    parsed = expressions.parse(item, bitwise=False)
                 except expressions.ExprError as error:
                     raise ValueError(f"extent {item!r}: {error}") from None
+                constant = parsed.substitute({}).const_value()
+                if constant is not None and constant < 1:
+                    raise ValueError(f"extent {item!r} is {constant}; an extent is at least 1")
+                canonical.append(str(parsed))
             return tuple(canonical)
         return value
 
@@ -155,6 +159,9 @@ def parse_arrays(arrays: Any) -> dict[str, ArraySpec]:
     for name, spec in arrays.items():
         if not isinstance(name, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
             raise ValueError(f"array name {name!r} is not an identifier")
+        problem = c_name_problem(name)
+        if problem:
+            raise ValueError(f"array {name}: {problem}; choose another name")
         try:
             parsed[name] = ArraySpec.parse(spec)
         except ValidationError as error:

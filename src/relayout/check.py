@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from relayout.arrays import parse_arrays
 from relayout.errors import RequestError
-from relayout.layout import PointerState, StructType, run_program
+from relayout.layout import PointerState, StructType, check_sizes, run_program
 from relayout.models import Requests
 from relayout.plan import DistributionPlan, plan_requests
 from relayout.types import ELEMENT_TYPES
@@ -121,11 +121,13 @@ def check_requests(
     """Run the request over `arrays` (sizes bound where given) and answer accepted or refused.
 
     A malformed request raises RequestError (it is not an answer); malformed array specs raise
-    ValueError. With a grid and `ranks`, the plan is lowered at that rank count too; with `kernel`
-    the C signature is included.
+    ValueError, malformed sizes RequestError (`sizes.N: ...`). With a grid and `ranks`, the plan
+    is lowered at that rank count too; with `kernel` the C signature is included.
     """
     requests = Requests.validate(requests)
     specs = parse_arrays(arrays)
+    # Malformed sizes are an error of the call, like a malformed array spec, not a refusal.
+    sizes = check_sizes(sizes)
     grid = None
     try:
         if requests.startup.grid and ranks is not None:

@@ -15,6 +15,7 @@ from typing import Any
 from relayout.arrays import parse_arrays
 from relayout.check import RequestsCheck, check_requests
 from relayout.errors import RequestError
+from relayout.layout import check_sizes
 from relayout.models import Requests, requests_schema_text
 
 __all__ = ["Example", "main", "read_examples", "run_example"]
@@ -137,6 +138,7 @@ def _command_check(args: argparse.Namespace) -> int:
         arrays = _parse_assignments(args.array, "--array")
         sizes = {k: int(v) for k, v in _parse_assignments(args.size, "--size").items()}
         parse_arrays(arrays)
+        check_sizes(sizes)
     except ValueError as error:
         print(f"relayout check: {error}", file=sys.stderr)
         return EXIT_MALFORMED

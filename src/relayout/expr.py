@@ -155,6 +155,31 @@ class Bin(Expr):
     def __repr__(self) -> str:
         return f"Bin({self.op!r}, {self.left!r}, {self.right!r})"
 
+    # A chain `a + b + c ...` is a left spine as tall as it is long: these walk the spine in a
+    # loop, where the generated methods would take several stack frames per term.
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Bin):
+            return NotImplemented
+        a: Expr = self
+        b: Expr = other
+        while isinstance(a, Bin) and isinstance(b, Bin):
+            if a is b:
+                return True
+            if a.op != b.op or a.right != b.right:
+                return False
+            a, b = a.left, b.left
+        if isinstance(a, Bin) or isinstance(b, Bin):
+            return False
+        return a == b
+
+    def __hash__(self) -> int:
+        parts: list[int] = []
+        node: Expr = self
+        while isinstance(node, Bin):
+            parts.append(hash((node.op, node.right)))
+            node = node.left
+        return hash((hash(node), *parts))
+
 
 @dataclass(frozen=True, eq=True, slots=True)
 class Call(Expr):
@@ -176,22 +201,38 @@ BITWISE_OPERATORS = frozenset({"^", "&", "|", "<<", ">>", "<", "<=", ">", ">=", 
 
 
 MAX_DEPTH = 200
+# A chain `a + b + c ...` is one level of nesting however long, but its tree is as tall as it is
+# long, and evaluation, printing, hashing and substitution recurse over the tree: this bounds it.
+MAX_HEIGHT = 320
+# Every value is an int64 in the generated C.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
-def _depth(expr: Expr) -> int:
-    """The height of the tree, without recursion (so a hostile input cannot exhaust the stack)."""
-    deepest = 0
-    stack: list[tuple[Expr, int]] = [(expr, 1)]
+def _depth(expr: Expr) -> tuple[int, int]:
+    """The nesting depth (a left operand continuing a chain of one precedence adds no level) and
+    the height of the tree, without recursion (so a hostile input cannot exhaust the stack)."""
+    deepest = tallest = 0
+    stack: list[tuple[Expr, int, int]] = [(expr, 1, 1)]
     while stack:
-        node, depth = stack.pop()
+        node, depth, height = stack.pop()
         deepest = max(deepest, depth)
+        tallest = max(tallest, height)
         if isinstance(node, Neg):
-            stack.append((node.operand, depth + 1))
+            stack.append((node.operand, depth + 1, height + 1))
         elif isinstance(node, Bin):
-            stack.extend(((node.left, depth + 1), (node.right, depth + 1)))
+            left = node.left
+            chained = isinstance(left, Bin) and PRECEDENCE[left.op] == PRECEDENCE[node.op]
+            stack.append((left, depth if chained else depth + 1, height + 1))
+            stack.append((node.right, depth + 1, height + 1))
         elif isinstance(node, Call):
-            stack.extend((arg, depth + 1) for arg in node.args)
-    return deepest
+            stack.extend((arg, depth + 1, height + 1) for arg in node.args)
+    return deepest, tallest
+
+
+def _int64_const(value: int, position: int | None) -> Const:
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise ExprError(f"integer {value} is outside int64", position)
+    return Const(value)
 
 
 def parse(text: str | int, *, bitwise: bool = True) -> Expr:
@@ -202,7 +243,7 @@ def parse(text: str | int, *, bitwise: bool = True) -> Expr:
     if isinstance(text, bool):
         raise ExprError("an expression is an integer or text, not a boolean")
     if isinstance(text, int):
-        return Const(text)
+        return _int64_const(text, None)
     if not isinstance(text, str):
         raise ExprError(f"an expression is an integer or text, not {type(text).__name__}")
     tokens: list[tuple[str, str, int]] = []
@@ -223,8 +264,11 @@ def parse(text: str | int, *, bitwise: bool = True) -> Expr:
         result = parser.expression(0)
     except RecursionError:
         raise ExprError("expression nested too deeply", 0) from None
-    if _depth(result) > MAX_DEPTH:
+    depth, height = _depth(result)
+    if depth > MAX_DEPTH:
         raise ExprError(f"expression nested deeper than {MAX_DEPTH} levels", 0)
+    if height > MAX_HEIGHT:
+        raise ExprError(f"expression has more than {MAX_HEIGHT} operators along one path", 0)
     if parser.index < len(tokens):
         kind, value, start = tokens[parser.index]
         raise ExprError(f"unexpected {value!r}", start)
@@ -286,7 +330,7 @@ class _Parser:
             self.index += 1
             operand = self.unary()
             if isinstance(operand, Const):
-                return Const(-operand.value)
+                return _int64_const(-operand.value, token[2])
             return Neg(operand)
         if token and token[0] == "op" and token[1] == "+":
             self.index += 1
@@ -296,7 +340,7 @@ class _Parser:
     def atom(self) -> Expr:
         kind, value, start = self.take()
         if kind == "int":
-            return Const(int(value))
+            return _int64_const(int(value), start)
         if kind == "name":
             following = self.peek()
             if following and following[0] == "op" and following[1] == "(":

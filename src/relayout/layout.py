@@ -244,6 +244,53 @@ class ProgramState:
         )
 
 
+def check_sizes(sizes: Mapping[str, Any] | None) -> dict[str, int]:
+    """The sizes as {symbol: int}; RequestError `sizes.N: ...` for a name that is not an identifier
+    or is reserved (P, P<k>, d<k>), or a value that is not an integer from 0 (an empty problem) to
+    the int64 maximum. Names no extent uses are accepted and ignored: a caller passes a kernel's
+    whole size set, scalars' symbols included."""
+    if sizes is None:
+        return {}
+    if not isinstance(sizes, Mapping):
+        raise RequestError("sizes must map each size symbol to an integer", entry="sizes")
+    checked: dict[str, int] = {}
+    for name, value in sizes.items():
+        entry = f"sizes.{name}"
+        if not isinstance(name, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+            raise RequestError(f"size name {name!r} is not an identifier", entry="sizes")
+        if RESERVED_SYMBOL.match(name):
+            raise RequestError(
+                "P, P<k> and d<k> are reserved for the grid and logical extents, not sizes",
+                entry=entry,
+            )
+        if isinstance(value, bool) or not isinstance(value, int | np.integer):
+            raise RequestError(f"{value!r} is not an integer", entry=entry)
+        if not 0 <= int(value) <= E.INT64_MAX:
+            raise RequestError(
+                f"{int(value)} is not a size: a size is an integer from 0 to 2**63 - 1", entry=entry
+            )
+        checked[name] = int(value)
+    return checked
+
+
+def _check_int64(value: int, what: str, entry: str) -> None:
+    if not E.INT64_MIN <= value <= E.INT64_MAX:
+        raise RequestError(f"{what} is {value}, outside int64", entry=entry)
+
+
+def _check_extents(state: ProgramState, pointer: PointerState, entry: str) -> None:
+    """Refuse a pointer whose digit extents or cell count the sizes make overflow int64: the
+    conversion kernels index its buffer with int64_t."""
+    cells = 1
+    for digit in pointer.digits:
+        value = value_of(state, pointer, digit.extent)
+        if value is None:
+            return
+        _check_int64(value, f"the extent {digit.extent} of {digit.name}", entry)
+        cells *= max(value, 0)
+    _check_int64(cells, f"the cell count of {pointer.name}", entry)
+
+
 def initial_state(
     arrays: Mapping[str, ArraySpec], grid: Sequence[Expr] = (), env: Mapping[str, int] | None = None
 ) -> ProgramState:
@@ -259,6 +306,16 @@ def initial_state(
                     f"extent {extent} uses {reserved}, reserved for grid and logical extents",
                     entry=f"arrays.{name}",
                 )
+            try:
+                value = extent.evaluate(env)
+            except E.ExprError:
+                continue
+            if value < 0:
+                raise RequestError(
+                    f"extent {extent} is {value} at these sizes; an extent is at least 0",
+                    entry=f"arrays.{name}",
+                )
+            _check_int64(int(value), f"extent {extent}", f"arrays.{name}")
         d_symbols = tuple(Sym(f"d{k}") for k in range(n))
         pointers.append(
             PointerState(
@@ -453,6 +510,8 @@ def _amount(
     when that value is below `least`."""
     amount = user_expr(state, pointer, value, entry, what)
     amount_value = value_of(state, pointer, amount)
+    if amount_value is not None:
+        _check_int64(amount_value, f"{what} {value!r}", entry)
     if amount_value is not None and amount_value < least:
         raise RequestError(
             f"{what} {value!r} is {amount_value}; it must be at least {least}", entry=entry
@@ -833,6 +892,8 @@ def check_bijection(
             image = apply(first, position)
         except E.ExprError as error:
             return f"{label} does not evaluate: {error}"
+        except OverflowError:
+            return f"{label} gives values outside int64"
         for j, name in enumerate(names):
             outside = np.nonzero((image[j] < 0) | (image[j] >= extents[j]))[0]
             if outside.size:
@@ -842,6 +903,8 @@ def check_bijection(
             back = apply(second, {name: image[j] for j, name in enumerate(names)})
         except E.ExprError as error:
             return f"the composition does not evaluate: {error}"
+        except OverflowError:
+            return "the composition gives values outside int64"
         wrong = np.zeros(count, dtype=bool)
         for j in range(len(names)):
             wrong |= back[j] != grid[j]
@@ -1343,6 +1406,8 @@ def apply_operation(state: ProgramState, operation: Any, index: int) -> ProgramS
         result: ProgramState = OPERATIONS[operation.action](state, operation, entry)
     except E.ExprError as error:
         raise RequestError(str(error), entry=entry) from None
+    for pointer in result.pointers:
+        _check_extents(result, pointer, entry)
     return result
 
 
@@ -1359,13 +1424,15 @@ def run_program(
     that need values. A distributed program must leave every array distributed or replicated.
     """
     specs = parse_arrays(arrays)
-    env: dict[str, int] = {name: int(value) for name, value in (sizes or {}).items()}
+    env = check_sizes(sizes)
     grid_exprs = tuple(E.parse(g, bitwise=False) for g in requests.startup.grid)
     if grid is not None:
         env.update({f"P{k}": int(v) for k, v in enumerate(grid)})
     if ranks is not None:
         env["P"] = int(ranks)
     state = initial_state(specs, grid_exprs, env)
+    for pointer in state.pointers:
+        _check_extents(state, pointer, f"arrays.{pointer.name}")
     for index, operation in enumerate(requests.operations):
         state = apply_operation(state, operation, index)
     if state.grid:

@@ -21,7 +21,7 @@ from pydantic import (
 
 from relayout import expr as expressions
 from relayout.errors import RequestError, entry_label
-from relayout.types import CastTarget, SparseFormatName
+from relayout.types import CastTarget, SparseFormatName, c_name_problem
 
 if TYPE_CHECKING:
     from relayout.check import RequestsCheck
@@ -66,9 +66,19 @@ BitExpression = Annotated[
     AfterValidator(_check_bit_expression),
     Field(description="An integer expression over the digit names; also ^ & | << >> < <= ..."),
 ]
+
+
+def _check_c_name(value: str) -> str:
+    problem = c_name_problem(value)
+    if problem:
+        raise ValueError(f"{problem}; choose another name")
+    return value
+
+
 Name = Annotated[
     StrictStr,
     StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=64),
+    AfterValidator(_check_c_name),
     Field(description="An identifier: a letter or _, then letters, digits, _."),
 ]
 DigitPair = Annotated[list[Name], Field(min_length=2, max_length=2)]

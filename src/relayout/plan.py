@@ -20,7 +20,7 @@ from pydantic import (
 from relayout import expr as E
 from relayout.arrays import parse_arrays
 from relayout.errors import RequestError
-from relayout.layout import run_program
+from relayout.layout import check_sizes, run_program
 from relayout.models import Requests
 
 __all__ = [
@@ -93,6 +93,42 @@ class DistributionPlan(BaseModel):
     grid: list[int]
     arrays: dict[str, ArrayPlan]
 
+    @model_validator(mode="after")
+    def _consistent(self) -> DistributionPlan:
+        # Only plans that Requests.plan can give back: requests_from_plan(p) must plan to p.
+        if not self.grid:
+            raise ValueError("grid: a plan's grid has at least one dimension")
+        for k, extent in enumerate(self.grid):
+            if extent < 1:
+                raise ValueError(f"grid[{k}]: {extent} ranks; a grid extent is at least 1")
+        equal_edges = len(set(self.grid)) <= 1
+        for name, array in self.arrays.items():
+            where = f"arrays.{name}"
+            if array.replicated and array.axes:
+                raise ValueError(f"{where}: a replicated array takes no axes")
+            if not array.replicated and all(axis.grid_dim is None for axis in array.axes):
+                raise ValueError(
+                    f"{where}: neither replicated nor distributed (every axis grid_dim null)"
+                )
+            used: set[int] = set()
+            for d, axis in enumerate(array.axes):
+                if axis.grid_dim is None:
+                    continue
+                at = f"{where}.axes[{d}]"
+                if axis.grid_dim >= len(self.grid):
+                    raise ValueError(
+                        f"{at}: grid_dim {axis.grid_dim} is beyond the grid's "
+                        f"{len(self.grid)} dimension(s)"
+                    )
+                if axis.grid_dim in used:
+                    raise ValueError(f"{at}: grid_dim {axis.grid_dim} distributes two axes")
+                used.add(axis.grid_dim)
+                if axis.scheme != "block" and not equal_edges:
+                    raise ValueError(
+                        f"{at}: a {axis.scheme} axis needs an equal-edge grid, not {self.grid}"
+                    )
+        return self
+
     @model_serializer(mode="plain")
     def _without_defaults(self) -> dict[str, Any]:
         return {
@@ -115,7 +151,8 @@ class DistributionPlan(BaseModel):
         except ValidationError as error:
             first = error.errors(include_url=False)[0]
             where = ".".join(str(part) for part in first.get("loc", ()))
-            raise ValueError(f"plan {where}: {first.get('msg')}") from None
+            message = str(first.get("msg")).removeprefix("Value error, ")
+            raise ValueError(f"plan {where + ': ' if where else ''}{message}") from None
 
 
 def axis_owners(scheme: str, block_size: int, extent: int, ranks: int) -> np.ndarray:
@@ -185,6 +222,7 @@ def plan_requests(
         )
     if ranks is None:
         raise RequestError("a plan needs the rank count P", entry="startup.grid")
+    sizes = check_sizes(sizes)
     grid = grid_at(requests, ranks)
     try:
         specs = parse_arrays(arrays)
@@ -216,6 +254,10 @@ def plan_requests(
                 raise RequestError(
                     f"block size {resolved} is {block_size}; it must be at least 1",
                     entry=record.entry,
+                )
+            if block_size > E.INT64_MAX:
+                raise RequestError(
+                    f"block size {resolved} is {block_size}, outside int64", entry=record.entry
                 )
             if record.parts is not None:
                 parts = record.parts.substitute(dict(pointer.bindings))

@@ -11,13 +11,93 @@ import numpy as np
 
 __all__ = [
     "CAST_TARGETS",
+    "C_RESERVED_NAMES",
     "ELEMENT_TYPES",
     "SPARSE_FORMATS",
     "CastTarget",
     "ElementType",
     "SparseFormatName",
+    "c_name_problem",
     "element_type",
 ]
+
+# Array and pointer names become C identifiers (parameters, struct members, hb_zip_<name>): the
+# keywords of C99 to C23, and the ABI's own trailing parameters, would make invalid or clashing C.
+C_RESERVED_NAMES = frozenset(
+    [
+        "auto",
+        "break",
+        "case",
+        "char",
+        "const",
+        "continue",
+        "default",
+        "do",
+        "double",
+        "else",
+        "enum",
+        "extern",
+        "float",
+        "for",
+        "goto",
+        "if",
+        "inline",
+        "int",
+        "long",
+        "register",
+        "restrict",
+        "return",
+        "short",
+        "signed",
+        "sizeof",
+        "static",
+        "struct",
+        "switch",
+        "typedef",
+        "union",
+        "unsigned",
+        "void",
+        "volatile",
+        "while",
+        "_Alignas",
+        "_Alignof",
+        "_Atomic",
+        "_Bool",
+        "_Complex",
+        "_Generic",
+        "_Imaginary",
+        "_Noreturn",
+        "_Static_assert",
+        "_Thread_local",
+        "alignas",
+        "alignof",
+        "bool",
+        "constexpr",
+        "false",
+        "nullptr",
+        "static_assert",
+        "thread_local",
+        "true",
+        "typeof",
+        "typeof_unqual",
+        "_BitInt",
+        "_Decimal32",
+        "_Decimal64",
+        "_Decimal128",
+        "workspace",
+        "workspace_bytes",
+    ]
+)
+
+
+def c_name_problem(name: str) -> str | None:
+    """Why `name` cannot be a C identifier of the kernel's ABI, or None when it can."""
+    if name in C_RESERVED_NAMES:
+        return f"{name!r} is a C keyword or a name the kernel's C signature takes"
+    if name.startswith("__") or (name[:1] == "_" and name[1:2].isupper()):
+        return f"{name!r} is reserved to the C implementation (__x, _X)"
+    return None
+
 
 CastTarget = Literal["fp64", "fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2"]
 CAST_TARGETS: tuple[str, ...] = ("fp64", "fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2")

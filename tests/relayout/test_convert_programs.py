@@ -10,9 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from relayout import Requests
+from relayout import RequestError, Requests
 from relayout.convert import ConversionError, Group, compile_program
 from relayout.convert.program import ConversionTimings
+from relayout.layout import BIJECTION_CHECK_LIMIT
 from tests.relayout.convert_support.programs import as_inout, compare_with_reference, random_inputs
 from tests.relayout.test_properties import programs
 
@@ -321,10 +322,15 @@ def test_an_index_outside_the_array_is_skipped_and_reported() -> None:
         "f_inv": ["i0 + 1"],
     }
     program = compile_program({"operations": [shifted, PERMUTE]}, {"A": "fp64[N,M]:inout"})
+    # Where the sized check enumerates the shuffle, it refuses before any conversion runs.
+    with pytest.raises(RequestError, match="not inverse bijections"):
+        program.convert_in({"A": np.ones((4, 3))})
+    # Above BIJECTION_CHECK_LIMIT cells the check is skipped and the kernels' bounds checks catch it.
+    rows = BIJECTION_CHECK_LIMIT + 1
     with pytest.raises(
         ConversionError, match=r"pointer 'A' \(convert_in\): 3 cells had a logical index outside"
     ):
-        program.convert_in({"A": np.ones((4, 3))})
+        program.convert_in({"A": np.ones((rows, 3))})
 
 
 def test_device_target_without_cupy_says_why() -> None:
@@ -335,3 +341,26 @@ def test_device_target_without_cupy_says_why() -> None:
             compile_program({"operations": [PERMUTE]}, {"A": "fp64[N,M]"}, target="device")
     else:
         pytest.skip("cupy is installed: the device tests in test_convert_device.py cover it")
+
+
+def test_sizes_the_sized_check_refuses_are_refused_before_converting() -> None:
+    requests = Requests.validate(
+        {
+            "operations": [
+                {"action": "split", "array": "A", "digit": "i0", "parts": 4, "into": ["p", "off"]},
+                {"action": "block", "array": "A", "digit": "off", "factor": 2, "into": ["c", "f"]},
+            ]
+        }
+    )
+    refusal = requests.check({"A": "fp64[N]:inout"}, {"N": 12}).refusal
+    assert refusal is not None and "does not divide the extent 3 of off" in refusal
+    program = compile_program(requests, {"A": "fp64[N]:inout"})
+    with pytest.raises(RequestError) as caught:
+        program.convert_in({"A": np.zeros(12)})
+    assert str(caught.value) == refusal
+    with pytest.raises(RequestError):
+        program.convert_out({"A": np.zeros(16)}, {"A": np.zeros(12)})
+    buffers = program.convert_in({"A": np.arange(16.0)})
+    out = np.zeros(16)
+    program.convert_out(buffers, {"A": out})
+    assert np.array_equal(out, np.arange(16.0))

@@ -182,3 +182,27 @@ def test_c_rendering_agrees_with_python(tmp_path: Path) -> None:
     for got, want in zip(by_point, ordered, strict=True):
         if want is not None:
             assert got == want
+
+
+@pytest.mark.parametrize(
+    ("text", "position"),
+    [("i0 * 1180591620717411303424", 5), ("9223372036854775808", 0), (2**70, None)],
+)
+def test_integers_outside_int64_are_refused_with_the_position(
+    text: str | int, position: int | None
+) -> None:
+    with pytest.raises(E.ExprError, match="outside int64") as caught:
+        E.parse(text)
+    assert caught.value.position == position
+    assert E.parse(str(2**63 - 1)) == E.Const(2**63 - 1)
+
+
+def test_a_chain_of_one_precedence_is_one_level_of_nesting() -> None:
+    chain = E.parse(" + ".join(["1"] * 300))
+    assert chain.evaluate() == 300
+    assert E.parse(" - ".join(["N"] * 300)) == E.parse(" - ".join(["N"] * 300))
+    assert E.parse("(" * 250 + "1" + ")" * 250) == E.Const(1)
+    with pytest.raises(E.ExprError, match="nested deeper than 200"):
+        E.parse("1 + (" * 201 + "1" + ")" * 201)
+    with pytest.raises(E.ExprError, match="operators along one path"):
+        E.parse(" + ".join(["1"] * (E.MAX_HEIGHT + 1)))

@@ -222,6 +222,75 @@ def fuzz(count: int, seed: int) -> tuple[int, int]:
     return valid, refused
 
 
+# check over one fixed set of arrays: a request that validates is accepted or refused, never raises.
+CHECK_ARRAYS = {
+    "A": "fp64[N,N]:inout",
+    "B": "fp64[N,N]",
+    "T": "fp32[4,4]",
+    "u": "fp64[N]",
+    "v": "fp64[N]",
+    "z": "complex128[N]",
+    "S": "csr:fp64[N,N]",
+    "x": "fp64[N]",
+}
+OVERFLOWING = [
+    {
+        "action": "shuffle",
+        "array": "x",
+        "digits": ["i0"],
+        "f": ["9223372036854775807 * 4 + i0 * 0"],
+        "f_inv": ["i0"],
+    },
+    {
+        "action": "shuffle",
+        "array": "x",
+        "digits": ["i0"],
+        "f": ["i0 * 4611686018427387904 * 2"],
+        "f_inv": ["i0"],
+    },
+    {
+        "action": "shuffle",
+        "array": "x",
+        "digits": ["i0"],
+        "f": ["i0"],
+        "f_inv": ["(i0 + 9223372036854775807) * 2"],
+    },
+    {
+        "action": "block",
+        "array": "x",
+        "digit": "i0",
+        "factor": "4294967296 * 4294967296",
+        "into": ["b", "f"],
+    },
+    {"action": "pad", "array": "A", "digit": "i1", "amount": "9223372036854775807"},
+    {
+        "action": "split",
+        "array": "x",
+        "digit": "i0",
+        "parts": "3037000500 * 3037000500",
+        "into": ["p", "o"],
+    },
+]
+
+
+def check_fuzz(count: int, seed: int) -> None:
+    rng = random.Random(seed)
+    documents = [{"operations": [operation]} for operation in OVERFLOWING]
+    documents += [document for document in inputs(count, seed) if rng.random() < 0.5]
+    for document in documents:
+        try:
+            requests = Requests.validate(document)
+        except RequestError:
+            continue
+        for sizes in (None, {"N": 8}, {"N": 2**31}):
+            answer = requests.check(CHECK_ARRAYS, sizes, 4 if requests.distributed else None)
+            assert answer.accepted or answer.refusal, document
+
+
+def test_check_answers_or_refuses() -> None:
+    check_fuzz(400, seed=3)
+
+
 def test_the_valid_seeds_are_valid() -> None:
     for document in VALID:
         Requests.validate(document)

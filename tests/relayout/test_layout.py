@@ -556,3 +556,104 @@ def test_gf2_inverse() -> None:
     product = (np.array(matrix) @ np.array(inverse)) % 2
     assert product.tolist() == np.eye(3, dtype=int).tolist()
     assert gf2_inverse([[1, 1], [1, 1]]) is None
+
+
+def test_values_beyond_int64_are_refused_not_raised() -> None:
+    shuffle = {
+        "action": "shuffle",
+        "array": "x",
+        "digits": ["i0"],
+        "f": ["i0 * 4611686018427387904 * 4"],
+        "f_inv": ["i0"],
+    }
+    answer = Requests.validate({"operations": [shuffle]}).check({"x": "fp64[N]"}, {"N": 8})
+    assert not answer.accepted and "not inverse bijections" in str(answer.refusal)
+    with pytest.raises(RequestError, match=r"operations\[0\] \(block\): factor: .*outside int64"):
+        Requests.validate({"operations": [_block("x", "i0", 100000000000000000000, ["b", "f"])]})
+    big = _block("x", "i0", "4294967296 * 4294967296", ["b", "f"])
+    answer = Requests.validate({"operations": [big]}).check({"x": "fp64[N]"})
+    assert answer.refusal is not None
+    assert answer.refusal.startswith("operations[0] (block): factor '4294967296 * 4294967296'")
+    assert "outside int64" in answer.refusal
+    pad = {"action": "pad", "array": "x", "digit": "i0", "amount": "9223372036854775807 - N + 1"}
+    answer = Requests.validate({"operations": [pad]}).check({"x": "fp64[N]"}, {"N": 8})
+    assert answer.refusal is not None and "outside int64" in answer.refusal
+    cyclic = {
+        "action": "distribute",
+        "array": "x",
+        "grid_dim": 0,
+        "dim": 0,
+        "scheme": "block_cyclic",
+        "block_size": "4294967296 * 4294967296",
+    }
+    distributed = {"startup": {"grid": ["P"]}, "operations": [cyclic]}
+    answer = Requests.validate(distributed).check({"x": "fp64[N]"}, {"N": 8}, 2)
+    assert answer.refusal is not None and "outside int64" in answer.refusal
+    answer = Requests().check({"x": "fp64[N,N]"}, {"N": 2**40})
+    assert (
+        answer.refusal
+        == "arrays.x: the cell count of x is 1208925819614629174706176, outside int64"
+    )
+
+
+def _block(array: str, digit: str, factor: Any, into: list[str]) -> dict[str, Any]:
+    return {"action": "block", "array": array, "digit": digit, "factor": factor, "into": into}
+
+
+@pytest.mark.parametrize(
+    ("sizes", "message"),
+    [
+        ({"N": -1}, "sizes.N: -1 is not a size"),
+        ({"N": "4"}, "sizes.N: '4' is not an integer"),
+        ({"N": 4.5}, "sizes.N: 4.5 is not an integer"),
+        ({"N": True}, "sizes.N: True is not an integer"),
+        ({"N": 2**63}, "sizes.N: 9223372036854775808 is not a size"),
+        ({"N": 4, "P": 4}, "sizes.P: P, P<k> and d<k> are reserved"),
+        ({"N": 4, "P1": 4}, "sizes.P1: P, P<k> and d<k> are reserved"),
+        ({"N": 4, "d0": 4}, "sizes.d0: P, P<k> and d<k> are reserved"),
+    ],
+)
+def test_bad_sizes_are_refused_by_check_plan_and_compile(
+    sizes: dict[str, Any], message: str
+) -> None:
+    arrays = {"A": "fp64[N]"}
+    with pytest.raises(RequestError, match=message.replace("(", r"\(")):
+        Requests().check(arrays, sizes)
+    distributed = Requests.validate(
+        {"startup": {"grid": ["P"]}, "operations": [{"action": "replicate", "array": "A"}]}
+    )
+    with pytest.raises(RequestError, match=message.replace("(", r"\(")):
+        distributed.plan(arrays, sizes, 2)
+    with pytest.raises(RequestError, match=message.replace("(", r"\(")):
+        lower_single_node(Requests(), arrays, sizes)
+
+
+def test_a_size_no_extent_uses_is_ignored_and_zero_is_an_empty_problem() -> None:
+    # A kernel's size set also names symbols only its scalars use.
+    assert Requests().check({"A": "fp64[N]"}, {"N": 4, "iters": 10}).accepted
+    assert Requests().check({"A": "fp64[N]"}, {"N": 0}).accepted
+
+
+@pytest.mark.parametrize("spec", ["fp64[-1]", "fp64[0]", "fp64[N,2-2]"])
+def test_a_constant_extent_below_one_is_refused(spec: str) -> None:
+    with pytest.raises(ValueError, match=r"array A: .*an extent is at least 1"):
+        Requests().check({"A": spec})
+
+
+def test_a_negative_extent_at_the_sizes_is_refused() -> None:
+    answer = Requests().check({"A": "fp64[N - 9]"}, {"N": 8})
+    assert answer.refusal == "arrays.A: extent N - 9 is -1 at these sizes; an extent is at least 0"
+
+
+@pytest.mark.parametrize("name", ["int", "double", "restrict", "workspace", "__x", "_Big"])
+def test_names_that_are_not_c_identifiers_are_refused(name: str) -> None:
+    with pytest.raises(RequestError, match=f"operations\\[0\\] \\(cast\\): array: '{name}' is"):
+        Requests.validate({"operations": [{"action": "cast", "array": name, "to": "fp32"}]})
+    zip_into = {"action": "zip", "arrays": ["u", "v"], "into": name}
+    with pytest.raises(RequestError, match=r"operations\[0\] \(zip\): into"):
+        Requests.validate({"operations": [zip_into]})
+    unzip_into = {"action": "unzip", "array": "z", "into": ["re", name]}
+    with pytest.raises(RequestError, match=r"operations\[0\] \(unzip\): into"):
+        Requests.validate({"operations": [unzip_into]})
+    with pytest.raises(ValueError, match=f"array {name}: '{name}' is"):
+        Requests().check({name: "fp64[N]"})

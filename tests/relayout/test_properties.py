@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -621,3 +623,33 @@ def test_the_layout_agrees_with_an_independent_numpy_model(
             extents = [int(e.evaluate(sizes)) for e in pointer.extents]
             got = layout.gather_indices(pointer, sizes)[None].reshape(extents)
             assert got.tolist() == expected[pointer.name].tolist(), operations
+
+
+@pytest.mark.parametrize(
+    ("plan", "message"),
+    [
+        (
+            {"grid": [2], "arrays": {"A": {"axes": [{"grid_dim": 1}]}}},
+            "arrays.A.axes[0]: grid_dim 1",
+        ),
+        (
+            {"grid": [2], "arrays": {"A": {"axes": [{"grid_dim": 0}], "replicated": True}}},
+            "arrays.A: a replicated array takes no axes",
+        ),
+        ({"grid": [0], "arrays": {"A": {"replicated": True}}}, "grid[0]: 0 ranks"),
+        ({"grid": [], "arrays": {"A": {"replicated": True}}}, "grid: a plan's grid"),
+        ({"grid": [2], "arrays": {"A": {"axes": [{"grid_dim": None}]}}}, "arrays.A: neither"),
+        ({"grid": [2], "arrays": {"A": {}}}, "arrays.A: neither"),
+        (
+            {"grid": [2, 2], "arrays": {"A": {"axes": [{"grid_dim": 0}, {"grid_dim": 0}]}}},
+            "arrays.A.axes[1]: grid_dim 0 distributes two axes",
+        ),
+        (
+            {"grid": [2, 3], "arrays": {"A": {"axes": [{"grid_dim": 0, "scheme": "cyclic"}]}}},
+            "arrays.A.axes[0]: a cyclic axis needs an equal-edge grid",
+        ),
+    ],
+)
+def test_a_plan_that_no_request_plans_to_is_refused(plan: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        DistributionPlan.parse(plan)

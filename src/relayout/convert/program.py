@@ -97,6 +97,21 @@ class ConversionProgram:
         self.kernel_of: dict[tuple[str, str], KernelSpec] = {
             (k.pointer, k.direction): k for k in self.kernels
         }
+        # The sizes the request has been checked at. A layout lowered without sizes holds where
+        # `check` at the sizes accepts; at sizes it refuses (an inner digit's factor that does not
+        # divide, a shuffle that is not a bijection there) no conversion runs.
+        self._checked_sizes: set[tuple[tuple[str, int], ...]] = set()
+        self._size_symbols = sorted(
+            {s for spec in layout.arrays.values() for e in spec.extent_exprs for s in e.symbols()}
+        )
+
+    def check_sizes(self, sizes: Mapping[str, int]) -> None:
+        """RequestError, as `Requests.check` at `sizes` words it, when the check refuses them."""
+        key = tuple((s, int(sizes[s])) for s in self._size_symbols if s in sizes)
+        if key in self._checked_sizes:
+            return
+        lower_single_node(self.requests, self.layout.arrays, dict(key))
+        self._checked_sizes.add(key)
 
     # -- shared helpers
 
@@ -156,6 +171,7 @@ class ConversionProgram:
         which spares a repeated conversion the page faults of fresh memory.
         """
         sizes = infer_sizes(self.layout, inputs, sizes)
+        self.check_sizes(sizes)
         arrays = self._inputs_for(inputs, sizes)
         start = time.perf_counter_ns()
         buffers = self._run_in(arrays, sizes, dict(buffers or {}))
@@ -170,6 +186,7 @@ class ConversionProgram:
     ) -> None:
         """Write each output array (intent out/inout) back from the buffers, in place."""
         sizes = infer_sizes(self.layout, outputs, sizes)
+        self.check_sizes(sizes)
         for name, array in outputs.items():
             spec = self.layout.arrays.get(name)
             if spec is None:
