@@ -361,3 +361,39 @@ def test_gather_root_only_parameters_come_from_the_source() -> None:
     assert parameter("mpi_gather", "recvbuf")["root_only"] is True
     assert parameter("mpi_gather", "sendbuf")["root_only"] is False
     assert parameter("mpi_gather", "recvcount")["constraints"]["paired_with"] == "sendcount"
+
+
+@pytest.mark.parametrize(
+    ("name", "since"),
+    [
+        # MPI-2.0 chapter 3, Version 1.2 of MPI, §3.1 Version Number.
+        ("mpi_get_version", "MPI-1.2"),
+        # MPI-2.1 Transfer of Handles; absent from MPI-2.0 §4.12.4.
+        ("mpi_errhandler_c2f", "MPI-2.1"),
+        # MPI-4.1 Annex B.4.2 (Changes in MPI-3.0) item 30.
+        ("mpi_status_f082c", "MPI-3.0"),
+        ("mpi_status_f2f08", "MPI-3.0"),
+    ],
+)
+def test_since_checked_against_the_standard(name: str, since: str) -> None:
+    assert entry(name)["identity"]["since"] == since
+
+
+def test_sizeof_deprecated_since_mpi_4_0() -> None:
+    # MPI-4.1 §16.3 Deprecated since MPI-4.0; Annex B.2.2 item 33.
+    assert entry("mpi_sizeof")["identity"]["deprecated_in"] == "MPI-4.0"
+
+
+@pytest.mark.parametrize(
+    ("name", "ref"),
+    [
+        # Section numbers of the MPI-4.1 PDF (its HTML edition numbers chapters one higher).
+        ("mpi_sendrecv", "MPI-4.1 §3.2.7 Blocking Send-Receive"),
+        ("mpi_abort", "MPI-4.1 §11.4.2 Aborting MPI Processes"),
+        ("mpi_file_set_errhandler", "MPI-4.1 §9.3.3 Error Handlers for Files"),
+        ("mpi_file_read_at_all_begin", "MPI-4.1 §14.4.5 Split Collective Data Access Routines"),
+        ("mpi_comm_c2f", "MPI-4.1 §19.3.4 Transfer of Handles"),
+    ],
+)
+def test_standard_refs_checked_against_the_standard(name: str, ref: str) -> None:
+    assert entry(name)["identity"]["standard_refs"][0] == ref
