@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the project needs (OpenBLAS, PostgreSQL) when they are missing.
+# Installs the Debian packages the project needs when they are missing: OpenBLAS, PostgreSQL,
+# bubblewrap (the judge's box) and libseccomp (its system-call filter).
 set -u
 need=()
 [ -e /usr/include/x86_64-linux-gnu/cblas.h ] || [ -e /usr/include/cblas.h ] || need+=(libopenblas-dev)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
+command -v bwrap >/dev/null || need+=(bubblewrap)
+compgen -G "/usr/lib/*/libseccomp.so.2" >/dev/null || need+=(libseccomp2)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
     echo "sysdeps: missing ${need[*]}; install them (tests that need them will skip and say why)" >&2

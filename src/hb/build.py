@@ -6,9 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import shutil
 import subprocess
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass
@@ -90,28 +88,31 @@ def build(
     target = cache_dir / key[:2] / key / LIBRARY_NAME
     if target.is_file():
         return BuildResult(True, target, True, time.perf_counter_ns() - started)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    workdir = Path(tempfile.mkdtemp(prefix="build-", dir=cache_dir))
+    cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    # The box sees only its own run directory: the cache (which later grades, and the judge's
+    # own relayout libraries, would load) is written by the judge from the box's output.
     try:
-        (workdir / "submission.c").write_text(source)
-        (workdir / HEADER_NAME).write_text(precision.C_PRELUDE)
-        result = sandbox.run_sandboxed(
-            [lang.compiler, *build_flags(language_name, libraries, baseline)], workdir, limits
+        result, kept = sandbox.run_sandboxed(
+            [lang.compiler, *build_flags(language_name, libraries, baseline)],
+            cache_dir.parent / "boxes",
+            limits,
+            files={"submission.c": source, HEADER_NAME: precision.C_PRELUDE},
+            keep=[LIBRARY_NAME],
         )
-        failure = result.failure("the build")
-        if failure is not None or not (workdir / LIBRARY_NAME).is_file():
-            log = (result.stderr or result.stdout).strip()
-            return BuildResult(
-                False, None, False, time.perf_counter_ns() - started,
-                reason=f"build failed: {failure or 'no library produced'}", log=log[-4000:],
-            )  # fmt: skip
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staged = target.parent / f".{uuid.uuid4().hex}.so"
-        shutil.copyfile(workdir / LIBRARY_NAME, staged)
-        os.chmod(staged, 0o755)
-        os.replace(staged, target)  # atomic: a concurrent build of the same key is harmless
+    except sandbox.SandboxUnavailable as error:
+        return BuildResult(False, None, False, time.perf_counter_ns() - started, reason=str(error))
+    failure = result.failure("the build")
+    if failure is not None or LIBRARY_NAME not in kept:
+        log = (result.stderr or result.stdout).strip()
         return BuildResult(
-            True, target, False, time.perf_counter_ns() - started, log=result.stderr[-4000:]
-        )
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+            False, None, False, time.perf_counter_ns() - started,
+            reason=f"build failed: {failure or 'no library produced'}", log=log[-4000:],
+        )  # fmt: skip
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    staged = target.parent / f".{uuid.uuid4().hex}.so"
+    staged.write_bytes(kept[LIBRARY_NAME])
+    os.chmod(staged, 0o500)
+    os.replace(staged, target)  # atomic: a concurrent build of the same key is harmless
+    return BuildResult(
+        True, target, False, time.perf_counter_ns() - started, log=result.stderr[-4000:]
+    )

@@ -52,6 +52,13 @@ def cmd_submit(args: argparse.Namespace) -> int:
     from hb.service import JudgeHandler, RequestFault, UnknownKernel
 
     config = _config(args)
+    if args.route == "submit" and args.preset is not None:
+        print(
+            f"hb submit: --preset applies to --route score only; --route submit grades at the "
+            f"configured preset (grading.preset: {config.grading.preset})",
+            file=sys.stderr,
+        )
+        return 2
     try:
         submission = Submission(
             kernel=args.kernel,
@@ -191,7 +198,10 @@ def parser() -> argparse.ArgumentParser:
     submit.add_argument("--kernel", required=True)
     submit.add_argument("--language", default="c")
     submit.add_argument("--requests", help="a JSON file holding the request")
-    submit.add_argument("--preset", help="S, M or L (default: grading.preset)")
+    submit.add_argument(
+        "--preset",
+        help="S, M or L for --route score (default: grading.preset, the only preset of --route submit)",
+    )
     submit.add_argument("--route", default="score", choices=["score", "submit"])
     submit.add_argument("--json", action="store_true")
     submit.set_defaults(run=cmd_submit)

@@ -3,13 +3,24 @@ with the environment's overrides (HB_DATA_DIR, HB_DATABASE_URL, HPCAGENT_BENCH_R
 
 from __future__ import annotations
 
+import logging
 import os
+import secrets
+import tempfile
 import tomllib
 from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+log = logging.getLogger(__name__)
+
+# The data directory and the subdirectories the judge makes in it are its owner's alone, and so
+# are the files that hold secrets: the hidden seed and the SQLite database.
+PRIVATE_DIRECTORY_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+HIDDEN_SEED_FILE = "hidden_seed"
 
 
 class _Section(BaseModel):
@@ -29,10 +40,32 @@ class GradingSection(_Section):
     reps: int = Field(5, ge=1)
     warmup: int = Field(1, ge=0)
     preset: str = "S"
-    public_seed: int = 0
-    hidden_seed: int = 8675309
+    public_seed: int = Field(0, ge=0)
+    # "generate": a random seed made at the judge's first start and kept in
+    # <data_dir>/hidden_seed (mode 0600), reused on every later start. An integer set here wins
+    # (a test pins it); it must differ from public_seed.
+    hidden_seed: int | Literal["generate"] = "generate"
     precision_override_kernels: list[str] = Field(default_factory=list)
     allow_agent_build_tokens: bool = False
+    # A measured speedup above this is recorded as suspect and credited 0 until verified again.
+    speedup_suspect_above: float = Field(1000.0, gt=0)
+    # min_of_k: the fastest timed rep against the fastest baseline. mannwhitney: the submission's
+    # reps against the baseline's, timed in the same grade; only a gain a one-sided Mann-Whitney
+    # U test defends at mannwhitney_p is credited (needs reps >= 4 to ever reach p < 0.1).
+    timing: Literal["min_of_k", "mannwhitney"] = "min_of_k"
+    mannwhitney_p: float = Field(0.1, gt=0, lt=1)
+
+    @model_validator(mode="after")
+    def _hidden_seed_is_not_public(self) -> GradingSection:
+        if isinstance(self.hidden_seed, int):
+            if self.hidden_seed < 0:
+                raise ValueError("grading.hidden_seed: a seed is a non-negative integer")
+            if self.hidden_seed == self.public_seed:
+                raise ValueError(
+                    "grading.hidden_seed equals grading.public_seed: /submit would grade the "
+                    "public inputs of /score; leave hidden_seed out (generate) or set another"
+                )
+        return self
 
 
 class SandboxSection(_Section):
@@ -46,9 +79,25 @@ class SandboxSection(_Section):
     fsize_mb: int = 1024
     threads: int = 0  # OMP_NUM_THREADS; 0 lets the runtime pick
     uid_base: int = (
-        61000  # each running child takes its own uid from [uid_base, uid_base + uid_count)
+        61000  # each running box takes its own uid from [uid_base, uid_base + uid_count)
     )
     uid_count: int = 64
+    disk_mb: int = 2048  # the run directory's tmpfs
+    scratch_mb: int = 256  # the box's /tmp and /dev/shm, each
+    cpus: str | None = None  # the cores timed runs are pinned to ("0-1"); None: the judge's own
+    # Protections a grade must have (hb.sandbox.PROTECTIONS); a grade without one is refused.
+    require: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _known_protections(self) -> SandboxSection:
+        from hb.sandbox import PROTECTIONS
+
+        unknown = [p for p in self.require if p not in PROTECTIONS]
+        if unknown:
+            raise ValueError(
+                f"sandbox.require: unknown protection(s) {unknown}; known: {list(PROTECTIONS)}"
+            )
+        return self
 
 
 class RecordSection(_Section):
@@ -100,6 +149,108 @@ class Config(_Section):
     @property
     def sandbox_dir(self) -> Path:
         return self.data_dir / "sandbox"
+
+    @property
+    def conversion_cache_dir(self) -> Path:
+        return self.data_dir / "conversion-cache"
+
+    @property
+    def hidden_seed_file(self) -> Path:
+        return self.data_dir / HIDDEN_SEED_FILE
+
+
+def make_private_dir(path: Path) -> None:
+    """Create `path` and its missing parents with mode 0700. A directory that already exists
+    keeps its mode (it may be shared: the judge does not change it), with a warning when group or
+    others can reach it."""
+    missing: list[Path] = []
+    probe = path
+    while not probe.exists():
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=PRIVATE_DIRECTORY_MODE)
+        except FileExistsError:
+            continue
+        os.chmod(directory, PRIVATE_DIRECTORY_MODE)  # whatever the umask left
+    if not missing and path.is_dir() and path.stat().st_mode & 0o077:
+        log.warning(
+            "%s already exists with mode %o: group and others can reach the judge's files",
+            path,
+            path.stat().st_mode & 0o777,
+        )
+
+
+def prepare_data_dir(config: Config) -> None:
+    """The data directory and the subdirectories the judge keeps there, each created 0700."""
+    make_private_dir(config.data_dir)
+    for directory in (config.build_cache_dir, config.sandbox_dir, config.conversion_cache_dir):
+        make_private_dir(directory)
+
+
+def hidden_seed(config: Config) -> int:
+    """The seed of /submit's hidden inputs: grading.hidden_seed where the configuration sets an
+    integer, else the one kept in <data_dir>/hidden_seed, generated (63 random bits, never the
+    public seed) and written with mode 0600 on the judge's first start."""
+    configured = config.grading.hidden_seed
+    if isinstance(configured, int):
+        return configured
+    path = config.hidden_seed_file
+    make_private_dir(config.data_dir)
+    if path.exists():
+        return _read_hidden_seed(path, config.grading.public_seed)
+    seed = secrets.randbits(63)
+    while seed == config.grading.public_seed:
+        seed = secrets.randbits(63)
+    # Written whole to a private temporary file, then linked into place: a judge starting beside
+    # this one reads either no file or the complete one, and the first link wins.
+    descriptor, staged = tempfile.mkstemp(prefix=".hidden_seed-", dir=config.data_dir)
+    try:
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(f"{seed}\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(staged, PRIVATE_FILE_MODE)
+        try:
+            os.link(staged, path)
+        except FileExistsError:
+            pass  # another judge's seed came first: that one is kept
+        except OSError:  # a file system without hard links
+            _write_exclusive(path, seed)
+    finally:
+        os.unlink(staged)
+    return _read_hidden_seed(path, config.grading.public_seed)
+
+
+def _write_exclusive(path: Path, seed: int) -> None:
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE)
+    except FileExistsError:
+        return
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(f"{seed}\n")
+
+
+def _read_hidden_seed(path: Path, public_seed: int) -> int:
+    if path.stat().st_mode & 0o077:
+        os.chmod(path, PRIVATE_FILE_MODE)
+    text = path.read_text().strip()
+    # The messages never quote the file: what it holds is the secret.
+    if not text.isdigit():
+        raise ValueError(
+            f"{path}: expected the hidden seed (one non-negative integer); remove the file to "
+            "generate a new one (that changes /submit's inputs)"
+        )
+    seed = int(text)
+    if seed == public_seed:
+        raise ValueError(
+            f"{path}: the hidden seed equals grading.public_seed; remove the file to generate "
+            "a new one"
+        )
+    return seed
 
 
 def load_config(path: str | Path | None = None, environ: dict[str, str] | None = None) -> Config:

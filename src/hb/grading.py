@@ -98,3 +98,33 @@ def compare_outputs(
 def speedup(baseline_ns: int, native_ns: int) -> float:
     """How many times faster than the baseline the credited rep was (0 without a timing)."""
     return baseline_ns / native_ns if native_ns > 0 and baseline_ns > 0 else 0.0
+
+
+TIMING_MODES = ("min_of_k", "mannwhitney")
+
+
+def mannwhitney_speedup(candidate: list[int], baseline: list[int], p: float = 0.1) -> float:
+    """The speedup a Mann–Whitney U test can defend: the largest gain 1/(1-x), x in [0, 1), for
+    which the candidate's times are still significantly (one-sided, at `p`) below the baseline's
+    scaled by (1-x). Without a significant win it is the ratio of medians, at most 1: noise
+    earns nothing, a slower kernel still shows as slower."""
+    from scipy.stats import mannwhitneyu
+
+    if not candidate or not baseline:
+        return 0.0
+    ratio = float(np.median(baseline)) / max(float(np.median(candidate)), 1.0)
+
+    def faster(x: float) -> bool:
+        scaled = [b * (1.0 - x) for b in baseline]
+        return bool(mannwhitneyu(candidate, scaled, alternative="less").pvalue < p)
+
+    if not faster(0.0):
+        return min(ratio, 1.0)
+    low, high = 0.0, 1.0 - 1.0 / max(ratio, 1.0) + 1e-9
+    high = min(max(high * 2, 1e-6), 0.999999)
+    while faster(high) and high < 0.999999:
+        high = min(1.0 - (1.0 - high) / 2, 0.999999)
+    for _ in range(40):  # bisection on the largest significant x
+        middle = (low + high) / 2
+        low, high = (middle, high) if faster(middle) else (low, middle)
+    return 1.0 / (1.0 - low)

@@ -5,6 +5,7 @@ by default, PostgreSQL by URL, with versioned migrations."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -47,6 +48,13 @@ grades = sa.Table(
     sa.Column("source_sha256", sa.Text, nullable=False, server_default=""),
     sa.Column("detail", sa.Text, nullable=False, server_default=""),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    # Version 6: a speedup above grading.speedup_suspect_above is recorded, not credited
+    # (speedup 0) until verified again; measured_speedup keeps what was measured. The
+    # protections the grade's box had, comma-separated, and the timed reps' times.
+    sa.Column("suspect", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("measured_speedup", sa.Float, nullable=False, server_default="0"),
+    sa.Column("protections", sa.Text, nullable=False, server_default=""),
+    sa.Column("rep_ns", sa.Text, nullable=False, server_default=""),
 )
 
 grade_requests = sa.Table(
@@ -71,7 +79,8 @@ baselines = sa.Table(
     sa.Column("kernel", sa.Text, primary_key=True),
     sa.Column("preset", sa.Text, primary_key=True),
     sa.Column("datatype", sa.Text, primary_key=True),
-    sa.Column("seed", sa.Integer, primary_key=True, autoincrement=False),
+    # 64-bit: a generated hidden seed has 63 random bits (migration 5 widens older tables).
+    sa.Column("seed", sa.BigInteger, primary_key=True, autoincrement=False),
     sa.Column("baseline_ns", sa.BigInteger, nullable=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
 )
@@ -95,6 +104,27 @@ def _index(name: str, table: sa.Table, *columns: str) -> Callable[[Connection], 
     return step
 
 
+def _widen_baseline_seed(connection: Connection) -> None:
+    # SQLite's INTEGER already holds 64 bits; PostgreSQL's integer holds 32.
+    if connection.dialect.name == "postgresql":
+        connection.execute(sa.text("ALTER TABLE baselines ALTER COLUMN seed TYPE BIGINT"))
+
+
+def _add_integrity_columns(connection: Connection) -> None:
+    # Frozen DDL: version 6 as it shipped, whatever the table definition says later.
+    # (a database whose version 1 created today's table has them already).
+    false = "FALSE" if connection.dialect.name == "postgresql" else "0"
+    present = {column["name"] for column in sa.inspect(connection).get_columns("grades")}
+    for name, ddl in (
+        ("suspect", f"BOOLEAN NOT NULL DEFAULT {false}"),
+        ("measured_speedup", "FLOAT NOT NULL DEFAULT 0"),
+        ("protections", "TEXT NOT NULL DEFAULT ''"),
+        ("rep_ns", "TEXT NOT NULL DEFAULT ''"),
+    ):
+        if name not in present:
+            connection.execute(sa.text(f"ALTER TABLE grades ADD COLUMN {name} {ddl}"))
+
+
 # Ordered, append-only: a new column or table is a new entry, never an edit of an old one.
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "grades and grade_requests", _create(grades, grade_requests)),
@@ -105,6 +135,8 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
         _index("grades_leaderboard", grades, "kernel", "preset", "route", "correct"),
     ),
     (4, "grade_requests by grade", _index("grade_requests_by_grade", grade_requests, "grade_id")),
+    (5, "64-bit baseline seeds", _widen_baseline_seed),
+    (6, "suspect grades, measured speedups, protections and rep times", _add_integrity_columns),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -125,6 +157,7 @@ def connect(url: str) -> Engine:
         else:
             url_for_driver = url
         if url_for_driver.startswith("sqlite"):
+            _private_sqlite_file(url_for_driver)
             engine = sa.create_engine(
                 url_for_driver, connect_args={"check_same_thread": False, "timeout": 30}
             )
@@ -134,6 +167,22 @@ def connect(url: str) -> Engine:
         migrate(engine)
         _engines[url] = engine
         return engine
+
+
+def _private_sqlite_file(url: str) -> None:
+    """Create a SQLite database file with mode 0600 before SQLite opens it (its -wal and -shm
+    files take the database's mode), and narrow an existing one (and those files) to 0600."""
+    parsed = sa.engine.make_url(url)
+    database = parsed.database
+    if not database or database == ":memory:" or database.startswith("file:") or parsed.query:
+        return
+    path = os.path.abspath(database)
+    if not os.path.isdir(os.path.dirname(path)):
+        return  # SQLite says what is missing
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    for name in (path, f"{path}-wal", f"{path}-shm", f"{path}-journal"):
+        if os.path.exists(name) and os.stat(name).st_mode & 0o077:
+            os.chmod(name, 0o600)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -205,7 +254,7 @@ def request_rows(requests: Requests) -> list[dict[str, Any]]:
 GRADE_FIELDS = (
     "kernel", "preset", "datatype", "language", "route", "correct", "native_ns", "baseline_ns",
     "speedup", "convert_in_ns", "convert_out_ns", "max_rel_error", "precision_override",
-    "source_sha256", "detail",
+    "source_sha256", "detail", "suspect", "measured_speedup", "protections", "rep_ns",
 )  # fmt: skip
 
 

@@ -1,46 +1,92 @@
-"""The timed run: the judge's side (run_kernel: stage a private directory, start the sandboxed
-child, read its results back) and the child's (`python -m hb.runner`: load the submission with
-ctypes, convert in, time the kernel call, convert out, K reps after a warm-up).
+"""The timed run, judge side: a box holding only the submission's library and the box runner, a
+supervisor process (hb.supervisor) outside it that stages each rep's inputs, times each call and
+reads the outputs, and a private job directory between the judge and the supervisor that the box
+never sees.
 
-Results cross the boundary as JSON and an .npz read with allow_pickle=False, never as pickles.
+Each rep has inputs of its own (the caller passes one RepInput per warm-up and timed rep, drawn
+from seeds of their own), so a kernel that remembers an earlier answer returns a wrong one; every
+rep's outputs come back so the caller checks each against the reference for its own inputs.
+Results cross from the supervisor as JSON and .npz files read with allow_pickle=False.
 """
 
 from __future__ import annotations
 
-import ctypes
+import contextlib
+import fcntl
 import json
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 import time
-import uuid
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-JOB_FILE = "job.json"
-INPUTS_FILE = "inputs.npz"
-OUTPUTS_FILE = "outputs.npz"
-RESULT_FILE = "result.json"
+from hb import sandbox, supervisor
+
 LIBRARY_FILE = "libsubmission.so"
-CONVERSION_DIR = "conversions"
+SLOT_LOCK_DIR = Path("/run/hb/slots")
+
+
+@dataclass
+class RepInput:
+    """One rep's arrays as the kernel's pointers take them (before the request's conversions),
+    the arguments after the pointers, and conversion time the judge already spent on them."""
+
+    arrays: dict[str, np.ndarray]
+    trailing: list[dict[str, Any]]
+    convert_in_ns: int = 0
 
 
 @dataclass
 class RunResult:
-    """The credited rep of a timed run, or why there is none."""
+    """A timed run: every rep's outputs and times as the supervisor saw them, or why there are
+    none. The credited rep is the fastest timed one (after the warm-ups)."""
 
     ok: bool
     reason: str | None = None
-    kernel_ns: int = 0
-    convert_in_ns: int = 0
-    convert_out_ns: int = 0
     rep_kernel_ns: list[int] = field(default_factory=list)
-    outputs: dict[str, np.ndarray] = field(default_factory=dict)
+    rep_convert_in_ns: list[int] = field(default_factory=list)
+    rep_convert_out_ns: list[int] = field(default_factory=list)
+    rep_outputs: list[dict[str, np.ndarray]] = field(default_factory=list)
+    warmup: int = 0
+    round_trip_ns: int = 0
     protections: list[str] = field(default_factory=list)
     wall_s: float = 0.0
+    log: str = ""
+
+    @property
+    def timed(self) -> list[int]:
+        """The kernel times of the timed reps (warm-ups left out)."""
+        return self.rep_kernel_ns[self.warmup :]
+
+    @property
+    def credited(self) -> int:
+        """The index (among all reps) of the credited rep: the fastest timed one."""
+        timed = self.timed
+        return self.warmup + min(range(len(timed)), key=timed.__getitem__)
+
+    @property
+    def kernel_ns(self) -> int:
+        return self.rep_kernel_ns[self.credited] if self.ok else 0
+
+    @property
+    def convert_in_ns(self) -> int:
+        return self.rep_convert_in_ns[self.credited] if self.ok else 0
+
+    @property
+    def convert_out_ns(self) -> int:
+        return self.rep_convert_out_ns[self.credited] if self.ok else 0
+
+    @property
+    def outputs(self) -> dict[str, np.ndarray]:
+        """The credited rep's outputs."""
+        return self.rep_outputs[self.credited] if self.ok else {}
 
 
 def scalar_argument(kind: str, value: float, problem_precision: str) -> dict[str, Any]:
@@ -54,171 +100,160 @@ def scalar_argument(kind: str, value: float, problem_precision: str) -> dict[str
     return {"kind": ctype, "value": float(value)}
 
 
+@contextlib.contextmanager
+def timing_slot(cpus: str | None) -> Iterator[None]:
+    """One timed run at a time on a set of cores, across every judge of the machine (a flock per
+    slot; builds and grading of other calls go on meanwhile). Without root, a lock per user."""
+    directory = (
+        SLOT_LOCK_DIR
+        if os.geteuid() == 0
+        else Path(tempfile.gettempdir()) / f"hb-slots-{os.geteuid()}"
+    )
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    name = (cpus or "all").replace(",", "_")
+    fd = os.open(directory / name, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def run_kernel(
     library: Path,
     symbol: str,
-    pointers: list[str],
-    trailing_arguments: list[dict[str, Any]],
+    pointers: Sequence[str],
+    reps: Sequence[RepInput],
     workspace_bytes: int,
-    inputs: dict[str, np.ndarray],
-    output_names: list[str],
-    reps: int,
+    output_names: Sequence[str],
     warmup: int,
     workdir_root: Path,
-    limits: Any,
+    limits: sandbox.Limits,
     threads: int = 0,
     conversion: dict[str, Any] | None = None,
     conversion_files: Path | None = None,
 ) -> RunResult:
-    """Run `symbol` of `library` in the sandbox on `inputs` (problem arrays at the problem
-    precision). `conversion` is the request's conversion program description (requests JSON, the
-    relayout array specs and sizes) when the request converts anything; None calls the kernel on
-    the problem arrays directly."""
-    from hb import sandbox
-
-    workdir = workdir_root / f"run-{uuid.uuid4().hex}"
-    workdir.mkdir(parents=True)
+    """Run `symbol` of `library` once per entry of `reps` (the first `warmup` untimed) in a box,
+    timed by a supervisor. `conversion` is the request's conversion program description (requests
+    JSON, relayout's array specs and sizes) when the request converts anything."""
+    started = time.monotonic()
+    workdir_root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private = Path(tempfile.mkdtemp(prefix="job-", dir=workdir_root))
     try:
-        shutil.copyfile(library, workdir / LIBRARY_FILE)
-        if conversion_files is not None and conversion_files.is_dir():
-            shutil.copytree(conversion_files, workdir / CONVERSION_DIR)
-        np.savez(workdir / INPUTS_FILE, **inputs)  # type: ignore[arg-type]
-        job = {
-            "library": LIBRARY_FILE,
-            "symbol": symbol,
-            "pointers": pointers,
-            "trailing": trailing_arguments,
-            "workspace_bytes": workspace_bytes,
-            "outputs": output_names,
-            "reps": reps,
-            "warmup": warmup,
-            "conversion": conversion,
-        }
-        (workdir / JOB_FILE).write_text(json.dumps(job))
-        env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"}
-        if threads > 0:
-            env["OMP_NUM_THREADS"] = str(threads)
-        result = sandbox.run_sandboxed([sys.executable, "-m", "hb.runner"], workdir, limits, env)
-        failure = result.failure("the run")
-        report_path = workdir / RESULT_FILE
-        if failure is not None or not report_path.is_file():
-            return RunResult(
-                False,
-                reason=failure or "the run ended without a result (did the kernel call exit()?)",
-                protections=result.protections,
-                wall_s=result.wall_s,
-            )
-        report = json.loads(report_path.read_text())
-        if report.get("error"):
-            return RunResult(False, reason=str(report["error"]), protections=result.protections)
-        with np.load(workdir / OUTPUTS_FILE, allow_pickle=False) as archive:
-            outputs = {name: archive[name] for name in output_names if name in archive.files}
-        missing = [name for name in output_names if name not in outputs]
-        if missing:
-            return RunResult(False, reason=f"the run returned no output for {missing}")
-        return RunResult(
-            True,
-            kernel_ns=int(report["kernel_ns"]),
-            convert_in_ns=int(report["convert_in_ns"]),
-            convert_out_ns=int(report["convert_out_ns"]),
-            rep_kernel_ns=[int(t) for t in report["rep_kernel_ns"]],
-            outputs=outputs,
-            protections=result.protections,
-            wall_s=result.wall_s,
-        )
-    except (OSError, ValueError, KeyError) as error:
-        return RunResult(False, reason=f"the run's results could not be read: {error}")
+        with sandbox.Box(workdir_root, limits, threads=threads) as box:
+            box.write(LIBRARY_FILE, library.read_bytes(), mode=0o555)
+            box.write(
+                "box.json",
+                json.dumps({
+                    "symbol": symbol,
+                    "pointers": len(pointers),
+                    "trailing_kinds": [entry["kind"] for entry in reps[0].trailing],
+                }),
+            )  # fmt: skip
+            for index, rep in enumerate(reps):
+                np.savez(private / f"inputs_{index}.npz", **rep.arrays)  # type: ignore[arg-type]
+            env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "PYTHONSAFEPATH": "1",
+                   "OMP_PROC_BIND": "close", "OMP_PLACES": "cores"}  # fmt: skip
+            if threads > 0:
+                env["OMP_NUM_THREADS"] = str(threads)
+            command = box.command([sys.executable, "-I", "-m", "hb.boxrunner"], env)
+            job = {
+                "box": command.to_json(),
+                "box_dir": str(box.workdir),
+                "freeze": box.freeze_control(),
+                "pointers": list(pointers),
+                "outputs": list(output_names),
+                "workspace_bytes": workspace_bytes,
+                "timeout_s": limits.timeout_s,
+                "conversion": conversion,
+                "conversion_dir": str(conversion_files) if conversion_files else None,
+                "reps": [
+                    {
+                        "inputs": f"inputs_{i}.npz",
+                        "trailing": rep.trailing,
+                        "convert_in_ns": rep.convert_in_ns,
+                    }
+                    for i, rep in enumerate(reps)
+                ],
+            }
+            (private / supervisor.JOB_FILE).write_text(json.dumps(job))
+            with timing_slot(limits.cpus):
+                ended = subprocess.run(
+                    [sys.executable, "-m", "hb.supervisor", str(private)],
+                    pass_fds=command.pass_fds, capture_output=True, check=False,
+                    timeout=limits.timeout_s + 60,
+                )  # fmt: skip
+            oom = box.oom_killed()
+            protections = command.protections
+        return _result(private, ended, warmup, protections, oom, time.monotonic() - started)
+    except subprocess.TimeoutExpired:
+        return RunResult(False, reason="the run exceeded the wall-clock limit and was killed")
+    except sandbox.SandboxUnavailable as error:
+        return RunResult(False, reason=str(error))
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        shutil.rmtree(private, ignore_errors=True)
 
 
-_CTYPES = {"int64": ctypes.c_int64, "double": ctypes.c_double, "float": ctypes.c_float}
-
-
-def _child_main() -> int:
-    """The sandboxed side: everything here runs beside untrusted code, in its private directory."""
-    job = json.loads(Path(JOB_FILE).read_text())
-    try:
-        report, outputs = _timed_reps(job)
-    except Exception as error:  # the child reports every failure as data, not a traceback
-        Path(RESULT_FILE).write_text(json.dumps({"error": f"{type(error).__name__}: {error}"}))
-        return 0
-    np.savez(OUTPUTS_FILE, **outputs)  # type: ignore[arg-type]
-    Path(RESULT_FILE).write_text(json.dumps(report))
-    return 0
-
-
-def _timed_reps(job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    library = ctypes.CDLL(os.path.abspath(job["library"]))
-    try:
-        kernel = getattr(library, job["symbol"])
-    except AttributeError:
-        raise LookupError(f"the library does not define {job['symbol']}") from None
-    pointers: list[str] = job["pointers"]
-    trailing = job["trailing"]
-    kernel.argtypes = (
-        [ctypes.c_void_p] * len(pointers)
-        + [_CTYPES[a["kind"]] for a in trailing]
-        + [ctypes.c_void_p, ctypes.c_int64]
-    )
-    kernel.restype = None
-    trailing_values = [a["value"] for a in trailing]
-    workspace = np.zeros(max(int(job["workspace_bytes"]), 1), dtype=np.uint8)
-    with np.load(INPUTS_FILE, allow_pickle=False) as archive:
-        problem = {name: archive[name] for name in archive.files}
-    program = _conversion_program(job.get("conversion"))
-    output_names: list[str] = job["outputs"]
-    best: tuple[int, int, int] | None = None
-    best_outputs: dict[str, np.ndarray] = {}
-    rep_kernel_ns: list[int] = []
-    for rep in range(int(job["warmup"]) + int(job["reps"])):
-        staged = {name: array.copy() for name, array in problem.items()}  # untimed
-        if program is None:
-            buffers, convert_in_ns = staged, 0
-        else:
-            start = time.perf_counter_ns()
-            buffers = program.convert_in(staged, job["conversion"]["sizes"])
-            convert_in_ns = time.perf_counter_ns() - start
-        # A pointer no operation touches is the staged problem array itself.
-        addresses = [
-            (buffers[name] if name in buffers else staged[name]).ctypes.data for name in pointers
-        ]
-        start = time.perf_counter_ns()
-        kernel(*addresses, *trailing_values, workspace.ctypes.data, workspace.nbytes)
-        kernel_ns = time.perf_counter_ns() - start
-        convert_out_ns = 0
-        if program is not None:
-            start = time.perf_counter_ns()
-            program.convert_out(
-                buffers, {name: staged[name] for name in output_names}, job["conversion"]["sizes"]
-            )
-            convert_out_ns = time.perf_counter_ns() - start
-        if rep < int(job["warmup"]):
-            continue
-        rep_kernel_ns.append(kernel_ns)
-        if best is None or kernel_ns < best[0]:
-            best = (kernel_ns, convert_in_ns, convert_out_ns)
-            best_outputs = {name: staged[name].copy() for name in output_names}
-    assert best is not None
-    report = {
-        "kernel_ns": best[0],
-        "convert_in_ns": best[1],
-        "convert_out_ns": best[2],
-        "rep_kernel_ns": rep_kernel_ns,
-    }
-    return report, best_outputs
-
-
-def _conversion_program(conversion: dict[str, Any] | None) -> Any:
-    """relayout's compiled conversion program for the request, or None when nothing converts."""
-    if not conversion:
-        return None
-    from hb import requests_api
-
-    return requests_api.compile_conversions(
-        conversion["requests"], conversion["arrays"], cache_dir=Path(CONVERSION_DIR)
+def _result(
+    private: Path, ended: subprocess.CompletedProcess[bytes], warmup: int, protections: list[str],
+    oom: bool, wall_s: float,
+) -> RunResult:  # fmt: skip
+    log = _tail(private / "box.stderr")
+    result_path = private / supervisor.RESULT_FILE
+    if ended.returncode != 0 or not result_path.is_file():
+        detail = ended.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
+        return RunResult(False, reason=f"the judge's supervisor failed: {' '.join(detail)}",
+                         protections=protections, log=log)  # fmt: skip
+    report = json.loads(result_path.read_text())
+    if not report.get("ok"):
+        reason = _failure_reason(report, oom, log)
+        return RunResult(False, reason=reason, protections=protections, wall_s=wall_s, log=log)
+    reps = report["reps"]
+    outputs = []
+    for index in range(len(reps)):
+        with np.load(private / f"outputs_{index}.npz", allow_pickle=False) as archive:
+            outputs.append({name: archive[name] for name in archive.files})
+    return RunResult(
+        True,
+        rep_kernel_ns=[int(r["kernel_ns"]) for r in reps],
+        rep_convert_in_ns=[int(r["convert_in_ns"]) for r in reps],
+        rep_convert_out_ns=[int(r["convert_out_ns"]) for r in reps],
+        rep_outputs=outputs,
+        warmup=warmup,
+        round_trip_ns=int(report.get("round_trip_ns", 0)),
+        protections=protections,
+        wall_s=wall_s,
+        log=log,
     )
 
 
-if __name__ == "__main__":
-    sys.exit(_child_main())
+def _failure_reason(report: dict[str, Any], oom: bool, log: str) -> str:
+    failure = str(report.get("failure", ""))
+    code = report.get("returncode")
+    if oom:
+        return "the run exceeded the box's memory limit and was killed"
+    if failure == "timeout":
+        return "the run exceeded the wall-clock limit and was killed"
+    result = sandbox.SandboxResult(int(code or 0), False, 0.0, "", log, ["bwrap"])
+    ended = result.failure("the run")
+    if code == 3:
+        return (
+            log.strip().splitlines()[-1].removeprefix("hb box: ")
+            if log.strip()
+            else "the library could not be loaded"
+        )
+    if ended is not None:
+        return ended
+    if failure == "ended":
+        return "the run ended during the kernel call (did the kernel call exit()?)"
+    if failure == "freeze":
+        return "the box could not be frozen to read its outputs"
+    return f"the run failed: {failure or 'no result'}"
+
+
+def _tail(path: Path, limit: int = 4000) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return ""
+    return data[-limit:].decode("utf-8", "replace")

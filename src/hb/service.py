@@ -3,13 +3,14 @@ FastAPI application over it (/health, /tasks, /task/{kernel}, /score, /submit, /
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
+import re
 import shutil
 import tempfile
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +32,16 @@ from hb import (
     sandbox,
     sparse,
 )
-from hb.config import Config
+from hb.config import Config, hidden_seed, prepare_data_dir
 from hb.envelope import RequestsCheckBody, Submission
-from hb.grading import Problem, compare_outputs, resolve_problem, speedup
+from hb.grading import (
+    Comparison,
+    Problem,
+    compare_outputs,
+    mannwhitney_speedup,
+    resolve_problem,
+    speedup,
+)
 from hb.kernels import Manifest
 from hb.precision import precision_of
 from hb.requests_api import (
@@ -68,6 +76,42 @@ class RequestFault(Exception):
 
 class UnknownKernel(KeyError):
     """A kernel the catalog lacks: a 404."""
+
+
+@dataclass(frozen=True)
+class RepProblem:
+    """One rep's problem: its inputs at the problem precision and the reference's outputs."""
+
+    inputs: dict[str, np.ndarray]
+    expected: dict[str, np.ndarray]
+
+
+def rep_seed(seed: int, rep: int) -> int:
+    """The seed of rep `rep`'s inputs under a grade's seed: every rep (warm-ups included) gets
+    inputs of its own, so an answer remembered from an earlier rep is a wrong answer."""
+    return int(np.random.SeedSequence([seed, rep]).generate_state(1, np.uint64)[0] >> 1)
+
+
+def compare_reps(run: runner.RunResult, problems: list[RepProblem], band: Any) -> Comparison:
+    """Every rep's outputs against the reference for that rep's own inputs: correct only when
+    each is; the first failure (with its rep) is the reason, the error the worst of all."""
+    worst = 0.0
+    for index, (outputs, problem) in enumerate(zip(run.rep_outputs, problems, strict=True)):
+        result = compare_outputs(outputs, problem.expected, band)
+        worst = max(worst, result.max_relative_error)
+        if not result.correct:
+            label = "the warm-up" if index < run.warmup else f"rep {index - run.warmup + 1}"
+            reason = f"{result.reason} (on the inputs of {label})"
+            return Comparison(False, result.max_relative_error, reason)
+    return Comparison(True, worst)
+
+
+def dispersion(times: list[int]) -> dict[str, float]:
+    """The spread of the timed reps: median, and the interquartile range relative to it."""
+    if not times:
+        return {"median_ns": 0.0, "iqr_over_median": 0.0}
+    q1, median, q3 = (float(v) for v in np.percentile(times, [25, 50, 75]))
+    return {"median_ns": median, "iqr_over_median": (q3 - q1) / median if median else 0.0}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -240,6 +284,128 @@ def refused_requests(
 
 
 # ---------------------------------------------------------------------------------------------
+# What a grade on the hidden inputs (every route but score: /submit and the regrades) may say:
+# the grade and which check failed, never what the hidden run printed, returned or measured
+# besides the credited timing of a correct grade.
+
+HIDDEN_RUN_FAILED = "hidden inputs: the run failed (crashed, timed out or exceeded a limit)"
+HIDDEN_CONVERSION_FAILED = "hidden inputs: the sparse conversion failed"
+HIDDEN_GRADE_FAILED = "hidden inputs: the grade failed"
+HIDDEN_NO_OUTPUT_MATCHED = "hidden inputs: an output is outside the tolerance"
+# Every reason a hidden grade may give, bar the public failures below.
+HIDDEN_REASON = re.compile(
+    r"hidden inputs: (?:the run failed \(crashed, timed out or exceeded a limit\)"
+    r"|the sparse conversion failed|the grade failed|an output is outside the tolerance"
+    r"|output [A-Za-z_][A-Za-z0-9_]* (?:outside the tolerance|was not returned"
+    r"|has the wrong shape))"
+)
+# Failures before any hidden input exists: a build sees only the source and the request (neither
+# build takes the seed), so its reason and the compiler's log are kept.
+PUBLIC_FAILURES = (
+    "build failed",
+    "the MPI build failed",
+    "the request's conversion kernels did not build",
+)
+# The keys of a hidden grade's answer; whatever else a grade adds is left out.
+HIDDEN_ANSWER_KEYS = frozenset(
+    {
+        "grade_id", "kernel", "preset", "datatype", "route", "correct", "reason", "requests",
+        "build", "protections", "log", "native_ns", "baseline_ns", "speedup", "measured_speedup",
+        "suspect", "convert_in_ns", "convert_out_ns", "max_rel_error", "precision_override",
+        "distributed",
+    }
+)  # fmt: skip
+HIDDEN_DISTRIBUTED_KEYS = ("ranks", "grid", "symbols")
+# What the submission's own run measured: a covert channel on an incorrect grade, so zeroed there
+# (the first four always, the others where the grade carries them).
+RUN_MEASUREMENTS = ("native_ns", "speedup", "convert_in_ns", "convert_out_ns")
+OPTIONAL_MEASUREMENTS = ("measured_speedup",)
+# Each timed rep's time: more of the run than the credited one, kept out of what GET /grades shows
+# and blank in the record of an incorrect hidden grade.
+REP_TIMES = "rep_ns"
+
+
+def is_hidden_route(route: str) -> bool:
+    """Whether a route grades on the hidden inputs (the seed _seed gives it)."""
+    return route != "score"
+
+
+def hidden_mismatch(reason: str | None, outputs: list[str]) -> str:
+    """A hidden grade's reason for outputs that miss: the output compare_outputs named first and
+    which check it failed, without its values, counts or positions (nor a label before the name,
+    such as the rep that missed)."""
+    parts = (reason or "").split(": ")
+    named = next((index for index, part in enumerate(parts) if part in outputs), None)
+    if named is None:
+        return HIDDEN_NO_OUTPUT_MATCHED
+    name, rest = parts[named], ": ".join(parts[named + 1 :])
+    if rest.startswith("no output returned"):
+        return f"hidden inputs: output {name} was not returned"
+    if rest.startswith("shape "):
+        return f"hidden inputs: output {name} has the wrong shape"
+    return f"hidden inputs: output {name} outside the tolerance"
+
+
+def is_public_failure(reason: str) -> bool:
+    return reason.startswith(PUBLIC_FAILURES)
+
+
+def hidden_answer(outcome: dict[str, Any], outputs: list[str]) -> dict[str, Any]:
+    """A hidden grade as it may be answered and recorded: only HIDDEN_ANSWER_KEYS, a reason that is
+    None, a public (build) failure or one of HIDDEN_REASON's phrases, no max_rel_error, and on an
+    incorrect grade none of the run's measurements; the distributed summary keeps its ranks, grid
+    and size symbols only. The record's detail is the reason (a build's with its log)."""
+    record = dict(outcome["record"])
+    answer = {key: value for key, value in outcome.items() if key in HIDDEN_ANSWER_KEYS}
+    reason = answer.get("reason")
+    distributed = outcome.get("distributed") or None
+    if reason is not None and not (HIDDEN_REASON.fullmatch(reason) or is_public_failure(reason)):
+        if distributed and distributed.get("failure"):
+            reason = HIDDEN_RUN_FAILED
+        elif distributed and distributed.get("mismatches"):
+            reason = hidden_mismatch(distributed["mismatches"][0], outputs)
+        else:
+            reason = HIDDEN_GRADE_FAILED
+    if reason is None or not is_public_failure(reason):
+        answer.pop("log", None)
+        record["detail"] = reason or ""
+    answer["reason"] = reason
+    answer["max_rel_error"] = record["max_rel_error"] = None
+    if not answer.get("correct"):
+        for key in RUN_MEASUREMENTS:
+            answer[key] = record[key] = 0.0 if key == "speedup" else 0
+        for key in OPTIONAL_MEASUREMENTS:
+            for carrier in (answer, record):
+                if key in carrier:
+                    carrier[key] = 0.0
+        if REP_TIMES in record:
+            record[REP_TIMES] = ""
+        record["correct"] = answer["correct"] = False
+    if distributed:
+        answer["distributed"] = {key: distributed.get(key) for key in HIDDEN_DISTRIBUTED_KEYS}
+    return {**answer, "record": record}
+
+
+def public_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A recorded grade as GET /grades shows it: a hidden grade's row as hidden_answer leaves it,
+    so that a row recorded before those rules carries no more than a new one, and without its
+    reps' times."""
+    route = str(row.get("route", ""))
+    if not is_hidden_route(route) or route.endswith(".refused"):
+        return row
+    shown = {**row, "max_rel_error": None}
+    if REP_TIMES in shown:
+        shown[REP_TIMES] = ""
+    detail = str(shown.get("detail") or "")
+    if detail and not (HIDDEN_REASON.fullmatch(detail) or is_public_failure(detail)):
+        shown["detail"] = HIDDEN_GRADE_FAILED
+    if not shown.get("correct"):
+        shown.update({key: 0.0 if key == "speedup" else 0 for key in RUN_MEASUREMENTS})
+        shown.update({key: 0.0 for key in OPTIONAL_MEASUREMENTS if key in shown})
+    return shown
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 class JudgeHandler:
@@ -248,30 +414,29 @@ class JudgeHandler:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.allowances = RequestAllowances.from_config(config)
-        config.data_dir.mkdir(parents=True, exist_ok=True)
+        prepare_data_dir(config)
+        # Resolved once, at start: the configured integer, or the data directory's own seed.
+        self.hidden_seed = hidden_seed(config)
         self.engine = results_db.connect(config.database_url)
         box = config.sandbox
+        common = {
+            "nproc": box.nproc, "fsize_bytes": box.fsize_mb << 20, "uid_base": box.uid_base,
+            "uid_count": box.uid_count, "disk_bytes": box.disk_mb << 20,
+            "scratch_bytes": box.scratch_mb << 20, "require": tuple(box.require),
+        }  # fmt: skip
         self.limits = sandbox.Limits(
-            timeout_s=box.timeout_s,
-            cpu_s=box.cpu_s,
-            memory_bytes=box.memory_mb << 20,
-            nproc=box.nproc,
-            fsize_bytes=box.fsize_mb << 20,
-            uid_base=box.uid_base,
-            uid_count=box.uid_count,
-        )
+            timeout_s=box.timeout_s, cpu_s=box.cpu_s, memory_bytes=box.memory_mb << 20,
+            cpus=box.cpus, **common,
+        )  # fmt: skip
         self.build_limits = sandbox.Limits(
-            timeout_s=box.build_timeout_s,
-            cpu_s=max(box.cpu_s, 120),
-            memory_bytes=max(box.memory_mb, 4096) << 20,
-            nproc=box.nproc,
-            fsize_bytes=box.fsize_mb << 20,
-            uid_base=box.uid_base,
-            uid_count=box.uid_count,
-        )
+            timeout_s=box.build_timeout_s, cpu_s=max(box.cpu_s, 120),
+            memory_bytes=max(box.memory_mb, 4096) << 20, **common,
+        )  # fmt: skip
+        # Boxes an earlier judge left behind (killed with it or not) end here.
+        sandbox.reap_stale_boxes(config.sandbox_dir)
         self._grade_slots = threading.Semaphore(config.service.workers)
         self._baseline_lock = threading.Lock()
-        self._references: OrderedDict[tuple, dict[str, np.ndarray]] = OrderedDict()
+        self._references: OrderedDict[tuple, list[RepProblem]] = OrderedDict()
         self._references_lock = threading.Lock()
 
     # -- catalog ---------------------------------------------------------------------------------
@@ -453,7 +618,15 @@ class JudgeHandler:
     # -- grading ---------------------------------------------------------------------------------
 
     def grade(self, submission: Submission, route: str) -> dict[str, Any]:
-        """Build, run and grade one submission and record it; RequestFault before any build."""
+        """Build, run and grade one submission and record it; RequestFault before any build. A
+        grade on the hidden inputs is answered and recorded as hidden_answer leaves it, and
+        /submit takes no preset: it always grades at grading.preset."""
+        if route == "submit" and submission.preset is not None:
+            raise RequestFault(
+                f"preset: /submit grades at the configured preset (grading.preset: "
+                f"{self.config.grading.preset}) and takes none in its body; leave preset out, "
+                "and use /score to try other presets"
+            )
         manifest = self.manifest(submission.kernel)
         preset = submission.preset or self.config.grading.preset
         if preset not in manifest.presets:
@@ -467,13 +640,15 @@ class JudgeHandler:
             raise RequestFault(refusal)
         with self._grade_slots:
             outcome = self._grade_unrecorded(submission, manifest, problem, granted, route)
+        if is_hidden_route(route):
+            outcome = hidden_answer(outcome, kernels.output_names(manifest))
         grade_id = results_db.add_grade(self.engine, outcome.pop("record"), granted)
         return {"grade_id": grade_id, **outcome}
 
     def _seed(self, route: str) -> int:
-        return (
-            self.config.grading.public_seed if route == "score" else self.config.grading.hidden_seed
-        )
+        """The public seed for /score; every other route grades on the hidden inputs, whose seed
+        was resolved at start (config.hidden_seed)."""
+        return self.hidden_seed if is_hidden_route(route) else self.config.grading.public_seed
 
     def _grade_unrecorded(
         self,
@@ -486,6 +661,9 @@ class JudgeHandler:
         preset = submission.preset or self.config.grading.preset
         precision = problem.precision
         seed = self._seed(route)
+        # On the hidden inputs a failure after the build names only the check that failed
+        # (hidden_answer enforces it on the whole answer and record).
+        hidden = is_hidden_route(route)
         libraries = list(granted.startup.load)
         record: dict[str, Any] = {
             "kernel": manifest.name,
@@ -522,7 +700,7 @@ class JudgeHandler:
             return self._failed(record, response, built.reason or "build failed", built.log)
         sizes = manifest.preset_sizes(preset)
         scalars = manifest.preset_scalars(preset)
-        inputs = kernels.make_inputs(manifest, sizes, seed, np.dtype(_numpy_name(precision)))
+        problems = self._problems(manifest, preset, precision, seed, sizes, scalars)
         try:
             conversion, pointers, conversion_files = self._conversion(
                 granted, manifest, precision, sizes
@@ -532,68 +710,75 @@ class JudgeHandler:
                 f"the request's conversion kernels did not build: {type(error).__name__}: {error}"
             )
             return self._failed(record, response, reason)
-        # A sparse array reaches the kernel in its requested format, converted once per grade
-        # (timed into convert_in_ns); the reference and the baseline keep the canonical inputs.
-        run_inputs, trailing, sparse_ns = inputs, None, 0
-        if sparse.has_sparse(manifest):
-            try:
-                prepared = sparse.prepare_sparse_run(
-                    manifest,
-                    granted,
-                    precision,
-                    sizes,
-                    scalars,
-                    inputs,
-                    self._dense_arrays(granted, manifest, precision),
-                )
-            except ValueError as error:
-                return self._failed(record, response, f"the sparse conversion failed: {error}")
-            run_inputs, pointers = prepared.inputs, prepared.pointers
-            trailing, sparse_ns = prepared.trailing_arguments, prepared.convert_in_ns
-        run = self._run(
-            built.library,
-            manifest,
-            precision,
-            sizes,
-            scalars,
-            run_inputs,
-            pointers,
-            conversion,
-            conversion_files,
-            trailing,
-        )
+        try:
+            reps, pointers = self._rep_inputs(
+                manifest, granted, precision, sizes, scalars, problems, pointers
+            )
+        except ValueError as error:
+            failure = (
+                HIDDEN_CONVERSION_FAILED if hidden else f"the sparse conversion failed: {error}"
+            )
+            return self._failed(record, response, failure)
+        run = self._run(built.library, manifest, precision, sizes, reps, pointers, conversion,
+                        conversion_files)  # fmt: skip
         response["protections"] = run.protections
         if not run.ok:
-            return self._failed(record, response, run.reason or "the run failed")
-        expected = self._reference(manifest, preset, precision, seed, inputs, sizes, scalars)
-        comparison = compare_outputs(run.outputs, expected, problem.band)
-        baseline_ns = self._baseline(
-            manifest, preset, precision, seed, sizes, scalars, inputs, refresh=route == "submit"
-        )
-        ratio = speedup(baseline_ns, run.kernel_ns) if comparison.correct else 0.0
-        record.update(
-            correct=comparison.correct,
-            native_ns=run.kernel_ns,
-            baseline_ns=baseline_ns,
-            speedup=ratio,
-            convert_in_ns=run.convert_in_ns + sparse_ns,
-            convert_out_ns=run.convert_out_ns,
-            max_rel_error=comparison.max_relative_error
+            reason = HIDDEN_RUN_FAILED if hidden else run.reason or "the run failed"
+            return self._failed(record, response, reason)
+        comparison = compare_reps(run, problems, problem.band)
+        verdict = comparison.reason
+        if hidden and verdict is not None:
+            verdict = hidden_mismatch(verdict, list(problems[0].expected))
+        native_ns, baseline_reps = run.kernel_ns, []
+        if self.config.grading.timing == "mannwhitney":
+            # The baseline's reps are timed in this grade, under the same conditions.
+            baseline_run = self._baseline_run(manifest, precision, sizes, scalars, problems)
+            baseline_reps = baseline_run.timed if baseline_run is not None else []
+            baseline_ns = int(np.median(baseline_reps)) if baseline_reps else 0
+            native_ns = int(np.median(run.timed))
+            ratio = (
+                mannwhitney_speedup(run.timed, baseline_reps, self.config.grading.mannwhitney_p)
+                if comparison.correct
+                else 0.0
+            )
+        else:
+            baseline_ns = self._baseline(
+                manifest, preset, precision, seed, sizes, scalars, problems,
+                refresh=route == "submit",
+            )  # fmt: skip
+            ratio = speedup(baseline_ns, run.kernel_ns) if comparison.correct else 0.0
+        suspect = ratio > self.config.grading.speedup_suspect_above
+        timing = {
+            "native_ns": native_ns,
+            "baseline_ns": baseline_ns,
+            # A suspect speedup is recorded, and not credited until it is verified again.
+            "speedup": 0.0 if suspect else ratio,
+            "convert_in_ns": run.convert_in_ns,
+            "convert_out_ns": run.convert_out_ns,
+            "max_rel_error": comparison.max_relative_error
             if np.isfinite(comparison.max_relative_error)
             else None,
-            detail=comparison.reason or "",
-        )
+        }
+        record.update(correct=comparison.correct, detail=verdict or "", suspect=suspect,
+                      measured_speedup=ratio, protections=",".join(run.protections),
+                      rep_ns=",".join(str(t) for t in run.timed), **timing)  # fmt: skip
         response.update(
             correct=comparison.correct,
-            reason=comparison.reason,
-            native_ns=run.kernel_ns,
-            baseline_ns=baseline_ns,
-            speedup=ratio,
-            convert_in_ns=run.convert_in_ns + sparse_ns,
-            convert_out_ns=run.convert_out_ns,
-            max_rel_error=record["max_rel_error"],
+            reason=verdict,
+            suspect=suspect,
+            measured_speedup=ratio,
             precision_override=problem.precision_override,
             run_wall_s=run.wall_s,
+            timing={
+                "mode": self.config.grading.timing,
+                "reps_ns": run.timed,
+                "baseline_reps_ns": baseline_reps,
+                "warmup": run.warmup,
+                "credited_rep": run.credited - run.warmup,
+                "round_trip_ns": run.round_trip_ns,
+                "dispersion": dispersion(run.timed),
+            },
+            **timing,
         )
         return {**response, "record": record}
 
@@ -739,26 +924,19 @@ class JudgeHandler:
         manifest: Manifest,
         precision: str,
         sizes: dict[str, int],
-        scalars: dict[str, float],
-        inputs: dict[str, np.ndarray],
+        reps: list[runner.RepInput],
         pointers: list[str],
         conversion: dict[str, Any] | None = None,
         conversion_files: Path | None = None,
-        trailing: list[dict[str, Any]] | None = None,
     ) -> runner.RunResult:
-        """One sandboxed run; `trailing` replaces the arguments after the pointers (a sparse
-        format's size arguments sit between the size symbols and the scalars)."""
-        if trailing is None:
-            trailing = abi.trailing_arguments(manifest, sizes, scalars, precision)
+        """One timed run in a box: a warm-up and timed reps, each on inputs of its own."""
         return runner.run_kernel(
             library=library,
             symbol=abi.symbol(manifest, precision),
             pointers=pointers,
-            trailing_arguments=trailing,
+            reps=reps,
             workspace_bytes=manifest.workspace_size(sizes),
-            inputs=inputs,
             output_names=kernels.output_names(manifest),
-            reps=self.config.grading.reps,
             warmup=self.config.grading.warmup,
             workdir_root=self.config.sandbox_dir,
             limits=self.limits,
@@ -767,27 +945,61 @@ class JudgeHandler:
             conversion_files=conversion_files,
         )
 
-    def _reference(
+    def _rep_inputs(
+        self,
+        manifest: Manifest,
+        granted: Requests,
+        precision: str,
+        sizes: dict[str, int],
+        scalars: dict[str, float],
+        problems: list[RepProblem],
+        pointers: list[str],
+    ) -> tuple[list[runner.RepInput], list[str]]:
+        """Each rep's arrays as the kernel takes them; a sparse array reaches the kernel in its
+        requested format, converted per rep (timed into convert_in_ns), while the reference keeps
+        the canonical inputs. Raises ValueError where a sparse conversion fails."""
+        if not sparse.has_sparse(manifest):
+            trailing = abi.trailing_arguments(manifest, sizes, scalars, precision)
+            return [runner.RepInput(p.inputs, trailing) for p in problems], pointers
+        dense = self._dense_arrays(granted, manifest, precision)
+        reps = []
+        for rep in problems:
+            prepared = sparse.prepare_sparse_run(
+                manifest, granted, precision, sizes, scalars, rep.inputs, dense
+            )
+            pointers = prepared.pointers
+            reps.append(runner.RepInput(prepared.inputs, prepared.trailing_arguments,
+                                        prepared.convert_in_ns))  # fmt: skip
+        return reps, pointers
+
+    def _problems(
         self,
         manifest: Manifest,
         preset: str,
         precision: str,
         seed: int,
-        inputs: dict[str, np.ndarray],
         sizes: dict[str, int],
         scalars: dict[str, float],
-    ) -> dict[str, np.ndarray]:
+    ) -> list[RepProblem]:
+        """The inputs and reference outputs of every rep (warm-ups first), each drawn from a seed
+        of its own (rep_seed), cached per (kernel, preset, precision, seed)."""
         key = (manifest.name, preset, precision, seed)
         with self._references_lock:
             if key in self._references:
                 self._references.move_to_end(key)
                 return self._references[key]
-        expected = kernels.reference_outputs(manifest, inputs, sizes, scalars)
+        count = self.config.grading.warmup + self.config.grading.reps
+        dtype = np.dtype(_numpy_name(precision))
+        problems = []
+        for index in range(count):
+            inputs = kernels.make_inputs(manifest, sizes, rep_seed(seed, index), dtype)
+            expected = kernels.reference_outputs(manifest, inputs, sizes, scalars)
+            problems.append(RepProblem(inputs, expected))
         with self._references_lock:
-            self._references[key] = expected
-            while len(self._references) > 16:
+            self._references[key] = problems
+            while len(self._references) > 4:
                 self._references.popitem(last=False)
-        return expected
+        return problems
 
     def _baseline(
         self,
@@ -797,7 +1009,7 @@ class JudgeHandler:
         seed: int,
         sizes: dict[str, int],
         scalars: dict[str, float],
-        inputs: dict[str, np.ndarray],
+        problems: list[RepProblem],
         *,
         refresh: bool = False,
     ) -> int:
@@ -810,25 +1022,11 @@ class JudgeHandler:
             known = results_db.get_baseline(self.engine, manifest.name, preset, precision, seed)
             if known is not None and not refresh:
                 return known
-            built = build.build(
-                kernels.solution_source(manifest.name), "c", [], self.config.build_cache_dir,
-                self.build_limits, baseline=True,
-            )  # fmt: skip
-            if not built.ok or built.library is None:
-                return known or 0
             timed: list[int] = []
             # Two runs on the first measurement: a lone scheduling outlier would be stored.
             for _ in range(2 if known is None else 1):
-                run = self._run(
-                    built.library,
-                    manifest,
-                    precision,
-                    sizes,
-                    scalars,
-                    inputs,
-                    kernels.pointer_names(manifest),
-                )
-                if run.ok:
+                run = self._baseline_run(manifest, precision, sizes, scalars, problems)
+                if run is not None:
                     timed.append(run.kernel_ns)
             if not timed:
                 return known or 0
@@ -839,6 +1037,30 @@ class JudgeHandler:
                 )
             return fastest
 
+    def _baseline_run(
+        self,
+        manifest: Manifest,
+        precision: str,
+        sizes: dict[str, int],
+        scalars: dict[str, float],
+        problems: list[RepProblem],
+    ) -> runner.RunResult | None:
+        """One timed run of the kernel's reference C solution (built at -O2, cached) on the
+        grade's own rep inputs, in a box like any submission; None where it does not build or
+        run."""
+        built = build.build(
+            kernels.solution_source(manifest.name), "c", [], self.config.build_cache_dir,
+            self.build_limits, baseline=True,
+        )  # fmt: skip
+        if not built.ok or built.library is None:
+            return None
+        trailing = abi.trailing_arguments(manifest, sizes, scalars, precision)
+        reps = [runner.RepInput(p.inputs, trailing) for p in problems]
+        run = self._run(
+            built.library, manifest, precision, sizes, reps, kernels.pointer_names(manifest)
+        )
+        return run if run.ok else None
+
 
 def _numpy_name(precision: str) -> str:
     from hb.precision import NUMPY_DTYPES
@@ -848,6 +1070,36 @@ def _numpy_name(precision: str) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # The FastAPI application.
+
+
+SEND_AN_OBJECT = "send one JSON object with Content-Type: application/json"
+
+
+def _body_fault(error: RequestValidationError) -> str | None:
+    """The detail for a body that is not a JSON object at all (not JSON, empty, or an array,
+    string or number), said in words; None when the body is an object that does not validate."""
+    for item in error.errors():
+        location = tuple(item.get("loc", ()))
+        if item.get("type") == "json_invalid":
+            why = (item.get("ctx") or {}).get("error") or "it does not parse"
+            where = location[1] if len(location) > 1 else None
+            at = f" at character {where}" if isinstance(where, int) else ""
+            return f"body: the request body is not valid JSON ({why}{at}); {SEND_AN_OBJECT}"
+        if location != ("body",):
+            continue
+        if item.get("type") == "missing":
+            return f"body: the request body is empty; {SEND_AN_OBJECT}"
+        if item.get("type") in ("model_attributes_type", "dict_type", "model_type"):
+            given = item.get("input")
+            if isinstance(given, bytes | bytearray):
+                return (
+                    "body: the request body was not sent as JSON (its Content-Type is not "
+                    f"application/json); {SEND_AN_OBJECT}"
+                )
+            kind = {list: "an array", str: "a string", bool: "a boolean", int: "a number",
+                    float: "a number", type(None): "null"}.get(type(given), "a value")  # fmt: skip
+            return f"body: the request body is {kind} in JSON, not an object; {SEND_AN_OBJECT}"
+    return None
 
 
 def _validation_detail(error: RequestValidationError) -> str:
@@ -879,7 +1131,8 @@ def create_app(config: Config) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def _malformed(_: Request, error: RequestValidationError) -> JSONResponse:
-        return JSONResponse(status_code=400, content={"detail": _validation_detail(error)})
+        detail = _body_fault(error) or _validation_detail(error)
+        return JSONResponse(status_code=400, content={"detail": detail})
 
     @app.exception_handler(RequestFault)
     async def _fault(_: Request, error: RequestFault) -> JSONResponse:
@@ -891,7 +1144,11 @@ def create_app(config: Config) -> FastAPI:
 
     @app.get("/health")
     def health() -> dict[str, Any]:
-        return {"status": "ok", "kernels": len(kernels.kernel_names()), "sandbox": _protections()}
+        return {
+            "status": "ok",
+            "kernels": len(kernels.kernel_names()),
+            "sandbox": list(sandbox.machine_protections()),
+        }
 
     @app.get("/tasks")
     def tasks() -> list[dict[str, Any]]:
@@ -922,18 +1179,10 @@ def create_app(config: Config) -> FastAPI:
         kernel: str | None = None, route: str | None = None, limit: int = 50
     ) -> list[dict[str, Any]]:
         rows = results_db.list_grades(handler.engine, kernel, route, min(max(limit, 1), 1000))
-        return [{**row, "created_at": row["created_at"].isoformat()} for row in rows]
+        return [public_row({**row, "created_at": row["created_at"].isoformat()}) for row in rows]
 
     @app.exception_handler(HTTPException)
     async def _http(_: Request, error: HTTPException) -> JSONResponse:
         return JSONResponse(status_code=error.status_code, content={"detail": error.detail})
 
     return app
-
-
-@functools.cache
-def _protections() -> list[str]:
-    protections = ["rlimits", "wall-clock timeout", "private directory"]
-    if sandbox.namespaces_available():
-        protections += ["namespaces", "no network", "private /tmp", "unprivileged user"]
-    return protections

@@ -561,3 +561,29 @@ def test_device_residency_goes_to_the_driver_and_is_refused_without_a_device(
     )
     assert refused["accepted"] is False
     assert why in refused["refusal"], refused["refusal"]
+
+
+def test_a_distributed_grade_runs_from_make_runs_default_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # make run: the shipped config.yaml, its relative data_dir resolved against the working
+    # directory, a setup that allows distribute through the environment.
+    from hb.config import load_config
+
+    monkeypatch.chdir(tmp_path)
+    config = load_config(
+        CATALOG_DIR.parents[2] / "config.yaml",
+        environ={"HPCAGENT_BENCH_REQUESTS_ALLOW": "load,distribute"},
+    )
+    assert not config.data_dir.is_absolute()
+    with TestClient(create_app(config)) as client:
+        body = client.post(
+            "/score",
+            json={
+                "kernel": "scaled_add",
+                "source": SCALED_ADD,
+                "requests": scaled_add_request("block"),
+            },
+        ).json()
+    assert body["correct"] is True, body.get("reason")
+    assert body["distributed"]["ranks"] == config.mpi.ranks

@@ -323,14 +323,14 @@ def test_launcher_environment_passes_only_mpi_and_launcher_variables() -> None:
 
 
 def test_every_launched_process_inherits_the_limits(tmp_path: Path) -> None:
-    from hb.distributed.launch import RankLimits, run_launcher
+    from hb import sandbox
+    from hb.distributed.launch import RankLimits, box_limits, run_launcher
 
-    result = run_launcher(
-        ["sh", "-c", "ulimit -v; ulimit -t; ulimit -c"],
-        tmp_path,
-        timeout_s=10,
-        env={"PATH": "/usr/bin:/bin"},
-        limits=RankLimits(cpu_s=7, memory_bytes=1 << 30, fsize_bytes=None),
-    )
+    limits = box_limits(10, RankLimits(cpu_s=7, memory_bytes=1 << 30, fsize_bytes=None))
+    with sandbox.Box(tmp_path, limits) as box:
+        result = run_launcher(
+            box, ["sh", "-c", "ulimit -v; ulimit -t; ulimit -c"], timeout_s=10,
+            env={"PATH": "/usr/bin:/bin"},
+        )  # fmt: skip
     assert result.failure() is None
     assert result.stdout.split() == ["1048576", "7", "0"]

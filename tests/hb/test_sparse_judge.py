@@ -60,11 +60,9 @@ def test_solution_grades_correct_in_the_sandboxed_runner(
         library=built.library,
         symbol=prepared.abi.symbol,
         pointers=prepared.pointers,
-        trailing_arguments=prepared.trailing_arguments,
+        reps=[runner.RepInput(prepared.inputs, prepared.trailing_arguments)],
         workspace_bytes=manifest.workspace_size(sizes),
-        inputs=prepared.inputs,
         output_names=kernels.output_names(manifest),
-        reps=1,
         warmup=0,
         workdir_root=handler.config.sandbox_dir,
         limits=handler.limits,
@@ -193,7 +191,8 @@ def test_http_routes_grade_check_and_refuse_formats(
     sparse_client: TestClient, sparse_handler: JudgeHandler
 ) -> None:
     request = format_request("A", "sell_c_sigma", C=4, sigma=8)
-    body = {"kernel": "spmv", "source": solution("spmv", "sell_c_sigma"), "preset": "S"}
+    # No preset: /submit takes none, and grading.preset is S.
+    body = {"kernel": "spmv", "source": solution("spmv", "sell_c_sigma")}
     for route in ("score", "submit"):
         answer = sparse_client.post(f"/{route}", json={**body, "requests": request})
         assert answer.status_code == 200, answer.text

@@ -14,6 +14,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from hb import sandbox
 from hb.distributed.signature import DistributedKernel
 from hb.precision import C_PRELUDE, C_TYPES, NUMPY_DTYPES
 from relayout.convert.casts import cast_pairs, cast_source
@@ -579,32 +580,43 @@ def build_driver(
     program = directory / f"{kernel.name}_mpi_{precision}_{digest}"
     if program.exists():
         return DriverBuild(program, "")
-    driver_file = directory / f"{program.name}_driver.c"
+    # The submission is part of the driver's build: it compiles in a box that sees only its
+    # own files, and the judge copies the program it made into the cache.
     suffix = ".cu" if device_arrays else ".c"
-    submission_file = directory / f"{program.name}_submission{suffix}"
-    driver_file.write_text(driver)
-    # The submission sees mpi.h and the storage typedefs like the driver does.
-    submission_file.write_text(submission_source)
+    driver_file, submission_file = Path("driver.c"), Path(f"submission{suffix}")
+    built = Path("program")
     if device_arrays:
-        commands = _device_commands(program, driver_file, submission_file, extra_flags[0])
+        commands = _device_commands(built, driver_file, submission_file, extra_flags[0])
     else:
         commands = [
-            [mpicc_path(), *extra_flags, "-o", str(program) + ".tmp",
-             str(driver_file), str(submission_file), "-lm"],
+            [mpicc_path(), *extra_flags, "-o", f"{built}.tmp", str(driver_file),
+             str(submission_file), "-lm"],
         ]  # fmt: skip
+    limits = sandbox.Limits(timeout_s=timeout_s, cpu_s=max(120, int(timeout_s)))
     logs: list[str] = []
-    for command in commands:
-        try:
-            result = subprocess.run(
-                command, capture_output=True, text=True, timeout=timeout_s, check=False
-            )
-        except subprocess.TimeoutExpired:
-            return DriverBuild(None, f"{Path(command[0]).name} exceeded {timeout_s:.0f} s")
-        logs.append((result.stdout + result.stderr).strip())
-        if result.returncode != 0:
-            log = "\n".join(part for part in logs if part)
-            return DriverBuild(
-                None, log or f"{Path(command[0]).name} exited with status {result.returncode}"
-            )
-    Path(str(program) + ".tmp").rename(program)
+    try:
+        with sandbox.Box(directory / "boxes", limits) as box:
+            box.write(str(driver_file), driver)
+            # The submission sees mpi.h and the storage typedefs like the driver does.
+            box.write(str(submission_file), submission_source)
+            for command in commands:
+                result = box.run(
+                    command, env={"PATH": f"{Path(mpicc_path()).parent}:/usr/bin:/bin"}
+                )
+                if result.timed_out:
+                    return DriverBuild(None, f"{Path(command[0]).name} exceeded {timeout_s:.0f} s")
+                logs.append((result.stdout + result.stderr).strip())
+                if result.returncode != 0:
+                    log = "\n".join(part for part in logs if part)
+                    return DriverBuild(
+                        None,
+                        log or f"{Path(command[0]).name} exited with status {result.returncode}",
+                    )
+            data = sandbox.read_box_file(box.workdir / f"{built}.tmp", 1 << 30)
+    except (sandbox.SandboxUnavailable, OSError) as error:
+        return DriverBuild(None, f"the driver did not build: {error}")
+    staged = Path(f"{program}.{os.getpid()}.tmp")
+    staged.write_bytes(data)
+    os.chmod(staged, 0o500)
+    os.replace(staged, program)
     return DriverBuild(program, "\n".join(part for part in logs if part))

@@ -13,12 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from hb import grading
+from hb import grading, sandbox
 from hb.distributed.driver import LAYOUT_MAGIC, LAYOUT_VERSION
 from hb.distributed.launch import (
     LOCAL_LAUNCHER,
     LaunchResult,
     RankLimits,
+    box_limits,
     launcher_command,
     launcher_environment,
     run_launcher,
@@ -37,6 +38,10 @@ from hb.distributed.tiles import (
     tile_flat_indices,
 )
 from hb.precision import NUMPY_DTYPES, TOLERANCE_MATRIX, Tolerance
+
+# The driver's name inside its box.
+DRIVER_FILE = "driver"
+HOSTFILE = "hostfile"
 
 Reference = Callable[[dict[str, np.ndarray], dict[str, int], dict[str, float]], None]
 
@@ -170,12 +175,23 @@ def run_distributed(
     limits: RankLimits | None = None,
 ) -> DistributedRun:
     """Stage the inputs in `directory`, run the driver on spec.ranks ranks, read back the outputs."""
-    directory = directory.resolve()
-    write_run_directory(spec, inputs, directory)
-    command = launcher_command(launcher, spec.ranks, program, [str(directory)], hostfile=hostfile)
-    launch = run_launcher(
-        command, directory, timeout_s, launcher_environment(threads=threads_per_rank)
-    )
+    # The run directory is the box's: the driver, the inputs rank 0 reads and what it writes.
+    with sandbox.Box(directory, box_limits(timeout_s, limits), threads=threads_per_rank) as box:
+        write_run_directory(spec, inputs, box.workdir)
+        box.write(DRIVER_FILE, Path(program).read_bytes(), mode=0o555)
+        if hostfile is not None:
+            # The launcher reads the hostfile inside the box (as it reads everything else).
+            box.write(HOSTFILE, Path(hostfile).read_bytes())
+            hostfile = HOSTFILE
+        command = launcher_command(
+            launcher, spec.ranks, f"./{DRIVER_FILE}", [box.inside], hostfile=hostfile
+        )
+        environment = launcher_environment(threads=threads_per_rank)
+        return _gathered(spec, run_launcher(box, command, timeout_s, environment), box.workdir)
+
+
+def _gathered(spec: RunSpec, launch: LaunchResult, directory: Path) -> DistributedRun:
+    """What rank 0 left in the run directory: timings and the gathered outputs."""
     run = DistributedRun(launch=launch, failure=launch.failure())
     if run.failure is not None:
         return run
@@ -183,16 +199,26 @@ def run_distributed(
     if not timings_path.exists():
         run.failure = "the MPI run ended without writing timings.json (rank 0 did not finish)"
         return run
-    timings = json.loads(timings_path.read_text())
-    run.rep_seconds = [float(s) for s in timings["rep_seconds"]]
-    run.convert_in_seconds = [float(s) for s in timings.get("convert_in_seconds", [])]
-    run.convert_out_seconds = [float(s) for s in timings.get("convert_out_seconds", [])]
+    try:
+        timings = json.loads(sandbox.read_box_file(timings_path, 1 << 20))
+        run.rep_seconds = [float(s) for s in timings["rep_seconds"]]
+        run.convert_in_seconds = [float(s) for s in timings.get("convert_in_seconds", [])]
+        run.convert_out_seconds = [float(s) for s in timings.get("convert_out_seconds", [])]
+    except (OSError, ValueError, KeyError, TypeError):
+        run.failure = "the MPI run left a timings.json the judge cannot read"
+        return run
     dtype = NUMPY_DTYPES[spec.precision]
     for array in spec.kernel.arrays:
         if not array.is_output:
             continue
         shape = spec.global_shape(array.name)
-        raw = np.fromfile(directory / f"out_{array.name}.bin", dtype=dtype)
+        expected_bytes = int(np.prod(shape)) * dtype.itemsize
+        try:
+            data = sandbox.read_box_file(directory / f"out_{array.name}.bin", expected_bytes)
+        except OSError as error:
+            run.failure = f"out_{array.name}.bin could not be read: {error.strerror or error}"
+            return run
+        raw = np.frombuffer(data[: len(data) // dtype.itemsize * dtype.itemsize], dtype=dtype)
         if raw.size != int(np.prod(shape)):
             run.failure = (
                 f"out_{array.name}.bin holds {raw.size} elements, expected {int(np.prod(shape))}"

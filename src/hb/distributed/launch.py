@@ -5,17 +5,15 @@ ends the launcher's whole process group, so a crashed or hung rank leaves no pro
 from __future__ import annotations
 
 import os
-import resource
 import shlex
 import signal
 import string
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from hb import sandbox
 from hb.distributed.driver import mpiexec_path
-from hb.sandbox import run_session
 
 # On one machine: MPICH's hydra, which starts every rank locally and lets 4 ranks share 2 cores.
 LOCAL_LAUNCHER = "{mpiexec} -n {ranks}"
@@ -132,18 +130,6 @@ def _failure_detail(stdout: str, stderr: str) -> str:
     return f": {' | '.join(chosen[:3])}" if chosen else ""
 
 
-def _end_group(leader: int) -> None:
-    # The launcher leads its own session: hydra's proxies and the ranks are in its process group,
-    # so one signal to the group reaches every process the run started on this machine.
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(leader, sig)
-        except (ProcessLookupError, PermissionError):
-            return
-        if sig == signal.SIGTERM:
-            time.sleep(0.2)
-
-
 @dataclass(frozen=True)
 class RankLimits:
     """Resource limits every process of a local run inherits (the launcher, hydra's proxies and
@@ -154,37 +140,38 @@ class RankLimits:
     fsize_bytes: int | None = 1 << 30
 
 
-def _apply_limits(limits: RankLimits) -> None:
-    # Runs in the child between fork and exec. No core files: a crashing rank must not fill disk.
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if limits.cpu_s is not None:
-        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s))
-    if limits.memory_bytes is not None:
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-    if limits.fsize_bytes is not None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.fsize_bytes, limits.fsize_bytes))
+def box_limits(timeout_s: float, limits: RankLimits | None = None) -> sandbox.Limits:
+    """The box a local run starts in: the launcher, hydra's proxies and every rank share it (one
+    cgroup for all their memory and processes); each process inherits the rlimits."""
+    applied = limits or RankLimits()
+    defaults = sandbox.Limits()
+    return sandbox.Limits(
+        timeout_s=timeout_s,
+        cpu_s=applied.cpu_s or defaults.cpu_s,
+        memory_bytes=applied.memory_bytes or defaults.memory_bytes,
+        fsize_bytes=applied.fsize_bytes or defaults.fsize_bytes,
+    )
 
 
 def run_launcher(
+    box: sandbox.Box,
     command: Sequence[str],
-    workdir: Path,
     timeout_s: float,
     env: Mapping[str, str] | None = None,
-    limits: RankLimits | None = None,
 ) -> LaunchResult:
-    """Run `command` in `workdir` with a wall-clock limit and `limits` (default RankLimits());
-    on timeout, and after every run, the launcher's process group is ended. stdout and stderr go
-    to files in `workdir`."""
-    applied = limits or RankLimits()
-    workdir.mkdir(parents=True, exist_ok=True)
-    ended = run_session(
-        command, workdir, env if env is not None else launcher_environment(), timeout_s,
-        lambda: _apply_limits(applied), _end_group, ("launch.stdout", "launch.stderr"),
-        tail_chars=8000,
+    """Run `command` in `box` (its run directory the working directory) with a wall-clock limit;
+    on timeout, and after every run, every process of the box is ended."""
+    ended = box.run(
+        command, env if env is not None else launcher_environment(), timeout_s,
+        (".launch.stdout", ".launch.stderr"),
     )  # fmt: skip
+    returncode = ended.returncode
+    name = ended.signal_name
+    if name is not None and returncode > 0:
+        returncode = -signal.Signals[name].value if name.startswith("SIG") else returncode
     return LaunchResult(
         command=list(command),
-        returncode=ended.returncode,
+        returncode=returncode,
         timed_out=ended.timed_out,
         wall_s=ended.wall_s,
         stdout=ended.stdout,

@@ -1,0 +1,541 @@
+"""Hostile submissions, one per attack class, each graded through the judge on one node and (where
+the class applies to ranks) on MPI ranks: every grade is a clean failure or an honest measurement,
+the judge answers /health afterwards, no process of the box survives, and nothing outside the run
+directory changed.
+
+An escape attempt is written as `static int attack(void)`, returning 1 when the escape worked; the
+kernel then spoils its own output, so a correct grade means every attempt was refused."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from hb import results_db, sandbox
+from hb.distributed.driver import mpicc_path
+from hb.service import create_app
+from tests.hb.conftest import make_config
+
+ROOT_ONLY = pytest.mark.skipif(
+    sandbox.bwrap_path() is None or os.geteuid() != 0,
+    reason="the box's namespaces, uid and cgroups need root and bubblewrap (make setup installs it)",
+)
+pytestmark = ROOT_ONLY
+
+CHECKOUT = Path(__file__).resolve().parents[2]
+LIMITS = {"timeout_s": 8, "cpu_s": 20, "memory_mb": 1024, "nproc": 96, "fsize_mb": 128,
+          "disk_mb": 256, "scratch_mb": 64, "threads": 1, "uid_base": 62000, "uid_count": 16}  # fmt: skip
+# This module's boxes take uids of their own, so a judge running beside the tests is not counted.
+UID_RANGE = range(62000, 62000 + 16)
+
+PRELUDE = """#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/shm.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <arpa/inet.h>
+#include <time.h>
+#include <unistd.h>
+"""
+
+SINGLE = """{prelude}
+{attack}
+void scaled_add_fp64(const double *restrict x, double *restrict y, int64_t N, double alpha,
+                     void *workspace, int64_t workspace_bytes) {{
+    (void)workspace; (void)workspace_bytes;
+    int escaped = attack();
+    for (int64_t i = 0; i < N; ++i) y[i] += alpha * x[i];
+    if (escaped) y[0] = NAN;
+}}
+"""
+
+MPI = """{prelude}
+#include <mpi.h>
+{attack}
+void scaled_add_mpi_fp64(const double *restrict x, double *restrict y, int64_t N, double alpha,
+                         MPI_Comm comm, void *workspace, int64_t workspace_bytes) {{
+    (void)comm; (void)workspace; (void)workspace_bytes;
+    int escaped = attack();
+    for (int64_t i = 0; i < N; ++i) y[i] += alpha * x[i];
+    if (escaped && N > 0) y[0] = NAN;
+}}
+"""
+
+DISTRIBUTE = {
+    "startup": {"grid": ["P"]},
+    "operations": [
+        {"action": "distribute", "array": name, "grid_dim": 0, "dim": 0, "scheme": "block"}
+        for name in ("x", "y")
+    ],
+}
+MODES = [
+    "single",
+    pytest.param(
+        "mpi",
+        marks=pytest.mark.skipif(
+            not Path(mpicc_path()).exists(), reason="MPICH's mpicc is not beside the interpreter"
+        ),
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def judge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, Path]]:
+    data_dir = tmp_path_factory.mktemp("hostile-judge")
+    config = make_config(
+        data_dir,
+        sandbox=LIMITS,
+        grading={"reps": 2, "warmup": 1},
+        requests={"allow": ["load", "distribute"]},
+        mpi={"ranks": 2},
+    )
+    with TestClient(create_app(config)) as client:
+        yield client, data_dir
+
+
+def _state(root: Path) -> dict[str, str]:
+    """Every file under root the judge keeps (not its database, not its boxes' directory), with
+    a digest of its content."""
+    seen = {}
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if relative.parts[0] in {"sandbox"} or relative.name.startswith("hb.sqlite3"):
+            continue
+        if path.is_file() and not path.is_symlink():
+            seen[str(relative)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return seen
+
+
+def _box_processes() -> list[int]:
+    """Processes on the host owned by one of this module's box uids, and its box cgroups that
+    still exist (-1 each)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid in UID_RANGE:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    names = tuple(f"{sandbox.BOX_PREFIX}{uid}-" for uid in UID_RANGE)
+    for hierarchy in sandbox.cgroup_hierarchies():
+        if hierarchy.base.is_dir():
+            found += [-1 for d in hierarchy.base.iterdir() if d.name.startswith(names)]
+    return found
+
+
+def grade(
+    judge: tuple[TestClient, Path], mode: str, attack: str, route: str = "score"
+) -> dict[str, Any]:
+    """Grade the attack on one node or on ranks and check the judge around it: /health, no box
+    process left, nothing it kept changed (files it adds, such as a new build, are its own)."""
+    client, data_dir = judge
+    before = _state(data_dir)
+    template = SINGLE if mode == "single" else MPI
+    body: dict[str, Any] = {
+        "kernel": "scaled_add",
+        "source": template.format(prelude=PRELUDE, attack=attack),
+    }
+    if mode == "mpi":
+        body["requests"] = DISTRIBUTE
+    if route == "score":
+        body["preset"] = "S"
+    answer = client.post(f"/{route}", json=body)
+    assert answer.status_code == 200, answer.text
+    assert client.get("/health").status_code == 200
+    deadline = time.monotonic() + 10
+    while _box_processes() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _box_processes() == []
+    after = _state(data_dir)
+    assert {k: v for k, v in after.items() if k in before} == before
+    return answer.json()
+
+
+# -- escapes from the box -----------------------------------------------------------------------
+
+
+def _any_opens(paths: list[Path | str], flags: str) -> str:
+    tests = " || ".join(f'open("{p}", {flags}) >= 0' for p in paths)
+    return f"static int attack(void) {{ return {tests}; }}"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_secrets_of_the_host_and_the_judge_cannot_be_read(judge, mode: str) -> None:
+    _, data_dir = judge
+    paths = ["/etc/shadow", "/etc/passwd", CHECKOUT / "config.yaml", CHECKOUT / "pyproject.toml",
+             data_dir / "hb.sqlite3", data_dir / "hidden_seed", "/proc/1/environ", "/root/.bashrc"]  # fmt: skip
+    assert grade(judge, mode, _any_opens(paths, "O_RDONLY"))["correct"] is True
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_nothing_outside_the_run_directory_can_be_written(judge, mode: str, tmp_path: Path) -> None:
+    _, data_dir = judge
+    marker = f"hb-escape-{time.time_ns()}"
+    targets = [data_dir / marker, data_dir / "build-cache" / marker, data_dir / "conversion-cache" / marker,
+               CHECKOUT / marker, Path("/run/lock") / marker, Path("/var/tmp") / marker,
+               tmp_path / marker]  # fmt: skip
+    attack = _any_opens([*targets, data_dir / "hb.sqlite3"], "O_WRONLY | O_CREAT")
+    # The box's own /tmp and /dev/shm are writable scratch: what lands there vanishes with it.
+    scratch = f'open("/dev/shm/{marker}", O_WRONLY | O_CREAT, 0600); open("/tmp/{marker}", O_WRONLY | O_CREAT, 0600);'
+    attack = attack.replace("{ return", "{ " + scratch + " return")
+    assert grade(judge, mode, attack)["correct"] is True
+    assert not any(t.exists() for t in [*targets, Path("/dev/shm") / marker, Path("/tmp") / marker])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_hosts_processes_are_invisible_and_unreachable(judge, mode: str) -> None:
+    attack = """static int attack(void) {
+        int seen = 0; DIR *d = opendir("/proc"); struct dirent *e;
+        if (!d) return 0;
+        while ((e = readdir(d))) if (e->d_name[0] >= '0' && e->d_name[0] <= '9') ++seen;
+        closedir(d);
+        return seen > 24;   /* the box's own: its init, the launcher and the ranks */
+    }"""
+    assert grade(judge, mode, attack)["correct"] is True
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_what_a_kernel_never_needs_is_refused(judge, mode: str) -> None:
+    attack = """static int attack(void) {
+        /* the judge's own header comes first, so _GNU_SOURCE is too late: raw system calls */
+        if (syscall(SYS_unshare, 0x10000000) == 0 || syscall(SYS_unshare, 0x00020000) == 0) return 1;
+        if (mount("none", "/tmp", "tmpfs", 0, NULL) == 0) return 1;
+        if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0) return 1;
+        if (setuid(0) == 0 || getuid() == 0 || geteuid() == 0) return 1;
+        if (sethostname("x", 1) == 0) return 1;
+        return 0;
+    }"""
+    body = grade(judge, mode, attack)
+    assert body["correct"] is True, body["reason"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_no_network_reaches_the_judge(judge, mode: str) -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.settimeout(0.2)
+    port = listener.getsockname()[1]
+    connections: list[object] = []
+    done = threading.Event()
+
+    def accept() -> None:
+        while not done.is_set() and not connections:
+            try:
+                connections.append(listener.accept())
+            except TimeoutError:
+                continue
+
+    watcher = threading.Thread(target=accept)
+    watcher.start()
+    attack = f"""static int attack(void) {{
+        int s = socket(AF_INET, SOCK_STREAM, 0); struct sockaddr_in a = {{0}};
+        a.sin_family = AF_INET; a.sin_port = htons({port}); a.sin_addr.s_addr = htonl(0x7f000001);
+        int ok = s >= 0 && connect(s, (struct sockaddr *)&a, sizeof a) == 0;
+        if (s >= 0) close(s);
+        return ok;
+    }}"""
+    try:
+        assert grade(judge, mode, attack)["correct"] is True
+    finally:
+        done.set()
+        watcher.join()
+        listener.close()
+    assert connections == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_daemon_left_behind_dies_with_the_box(judge, mode: str) -> None:
+    attack = """static int attack(void) {
+        static int started = 0;
+        if (!started) {
+            started = 1;
+            if (fork() == 0) { setsid(); if (fork() == 0) { for (;;) sleep(1); } _exit(0); }
+        }
+        return 0;
+    }"""
+    # grade() checks that no process of a box uid is alive afterwards. On ranks the daemon keeps
+    # hydra waiting for its output to close: the grade ends at the wall-clock limit instead.
+    body = grade(judge, mode, attack)
+    assert body["correct"] is True or (mode == "mpi" and "wall-clock" in body["reason"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_sysv_segment_does_not_outlive_its_grade(judge, mode: str) -> None:
+    attack = """static int attack(void) {
+        /* pids restart in every box's namespace: a segment keyed by this rank's pid that exists
+           before this rank made it was left by an earlier grade */
+        static int created = 0;
+        key_t key = 0x48420000 + getpid();
+        if (created) return 0;
+        if (shmget(key, 0, 0) >= 0) return 1;       /* left by an earlier grade */
+        created = shmget(key, 4096, IPC_CREAT | 0666) >= 0;
+        return 0;
+    }"""
+    for _ in range(2):
+        body = grade(judge, mode, attack)
+        assert body["correct"] is True, body["reason"]
+    keys = [int(line.split()[0]) for line in Path("/proc/sysvipc/shm").read_text().splitlines()[1:]]
+    assert not [k for k in keys if k >> 16 == 0x4842]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_signals_reach_only_the_box(judge, mode: str) -> None:
+    # kill(-1) reaches every process of the box but the caller: on one node the kernel runs on,
+    # on ranks the launcher dies; either way the judge is untouched (grade checks /health).
+    attack = "static int attack(void) { kill(-1, SIGKILL); return 0; }"
+    body = grade(judge, mode, attack)
+    assert body["correct"] is (mode == "single"), body["reason"]
+
+
+def test_a_build_cannot_read_the_hosts_files(judge) -> None:
+    attack = '#include "/etc/shadow"\nstatic int attack(void) { return 0; }'
+    for mode in ("single", "mpi") if Path(mpicc_path()).exists() else ("single",):
+        body = grade(judge, mode, attack)
+        assert body["correct"] is False
+        text = str(body)
+        assert "root:" not in text and "No such file" in text
+
+
+# -- limits of the box as a whole ---------------------------------------------------------------
+
+
+def test_memory_is_bounded_for_all_processes_together(judge) -> None:
+    attack = """static int attack(void) {
+        /* five children of 400 MB each against a 1 GB box */
+        for (int c = 0; c < 5; ++c) if (fork() == 0) {
+            size_t bytes = (size_t)400 << 20; char *p = malloc(bytes);
+            if (p) for (size_t i = 0; i < bytes; i += 4096) p[i] = 1;
+            sleep(3); _exit(0);
+        }
+        int survivors = 0, status;
+        while (wait(&status) > 0) if (WIFEXITED(status)) ++survivors;
+        return survivors == 5;
+    }"""
+    body = grade(judge, "single", attack)
+    assert body["correct"] is False or body["correct"] is True  # a clean grade either way
+    if body["correct"] is False:
+        assert "memory" in body["reason"] or "SIGKILL" in body["reason"]
+
+
+def test_disk_is_bounded_for_the_run_directory_as_a_whole(judge) -> None:
+    attack = """static int attack(void) {
+        /* sixteen files of 60 MB against a 256 MB run directory */
+        static char block[1 << 20];
+        int written = 0;
+        for (int f = 0; f < 16; ++f) {
+            char name[32]; snprintf(name, sizeof name, "fill%d", f);
+            FILE *h = fopen(name, "w");
+            if (!h) break;
+            int ok = 1;
+            for (int m = 0; m < 60 && ok; ++m) ok = fwrite(block, 1, sizeof block, h) == sizeof block;
+            if (fclose(h) != 0) ok = 0;
+            if (!ok) break;
+            ++written;
+        }
+        for (int f = 0; f < 16; ++f) { char name[32]; snprintf(name, sizeof name, "fill%d", f); unlink(name); }
+        return written == 16;
+    }"""
+    assert grade(judge, "single", attack)["correct"] is True
+
+
+def test_boxes_get_different_uids_across_judges(tmp_path: Path) -> None:
+    limits = sandbox.Limits(timeout_s=10, uid_base=UID_RANGE.start, uid_count=len(UID_RANGE))
+    # A second judge on the machine: another process holding a box while this one opens one.
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from pathlib import Path; from hb import sandbox\n"
+         f"limits = sandbox.Limits(uid_base={UID_RANGE.start}, uid_count={len(UID_RANGE)})\n"
+         f"with sandbox.Box(Path({str(tmp_path / 'other')!r}), limits) as box:\n"
+         "    print(box.uid, flush=True); time.sleep(30)"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None
+        other_uid = int(holder.stdout.readline())
+        with (
+            sandbox.Box(tmp_path / "mine", limits) as first,
+            sandbox.Box(tmp_path / "mine", limits) as second,
+        ):
+            uids = {other_uid, first.uid, second.uid}
+            assert len(uids) == 3 and uids <= set(UID_RANGE)
+    finally:
+        holder.kill()
+        holder.wait()
+        sandbox.reap_stale_boxes(tmp_path / "other")
+
+
+def test_a_killed_judge_leaves_no_box_running(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, time; from pathlib import Path; from hb import sandbox\n"
+        f"limits = sandbox.Limits(uid_base={UID_RANGE.start}, uid_count={len(UID_RANGE)})\n"
+        f"box = sandbox.Box(Path({str(tmp_path)!r}), limits).__enter__()\n"
+        "process, _ = box.popen(['/bin/sh', '-c', 'sleep 600 & setsid sleep 600 & sleep 600'])\n"
+        "print(box.name, flush=True); time.sleep(600)\n"
+    )
+    judge_process = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True
+    )
+    assert judge_process.stdout is not None
+    name = judge_process.stdout.readline().strip()
+    deadline = time.monotonic() + 10
+    while not _box_processes() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _box_processes(), "the box never started"
+    judge_process.send_signal(signal.SIGKILL)
+    judge_process.wait()
+    deadline = time.monotonic() + 10
+    while [p for p in _box_processes() if p > 0] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [p for p in _box_processes() if p > 0] == []
+    # The next judge to start removes what the dead one left: its cgroups and its run directory.
+    assert (tmp_path / name).exists()
+    assert sandbox.reap_stale_boxes(tmp_path) >= 1
+    assert not (tmp_path / name).exists()
+    for hierarchy in sandbox.cgroup_hierarchies():
+        assert not (hierarchy.base / name).exists()
+
+
+# -- a grade the submission cannot write --------------------------------------------------------
+
+SLOW_CALL_MS = 30
+
+
+def test_a_forged_result_does_not_change_the_time(judge) -> None:
+    # The kernel is slow; its destructor and constructor forge every file a runner could read.
+    attack = f"""
+    __attribute__((constructor)) static void forge_early(void) {{
+        const char *names[] = {{"result.json", "outputs.npz", "timings.json", "box.json"}};
+        for (int i = 0; i < 4; ++i) {{ FILE *f = fopen(names[i], "w"); if (f) {{ fputs("{{\\"kernel_ns\\": 1}}", f); fclose(f); }} }}
+    }}
+    __attribute__((destructor)) static void forge_late(void) {{ forge_early(); }}
+    static int attack(void) {{ struct timespec t = {{0, {SLOW_CALL_MS} * 1000000L}}; nanosleep(&t, NULL); return 0; }}
+    """
+    body = grade(judge, "single", attack)
+    assert body["correct"] is True
+    assert body["native_ns"] >= SLOW_CALL_MS * 1_000_000
+    assert min(body["timing"]["reps_ns"]) >= SLOW_CALL_MS * 1_000_000
+
+
+def test_done_sent_early_leaves_unfinished_outputs(judge) -> None:
+    # The kernel returns at once and finishes its work on a thread of its own afterwards.
+    source = (
+        PRELUDE
+        + """
+    struct job { const double *x; double *y; int64_t n; double alpha; };
+    static struct job pending;
+    static void *finish(void *arg) {
+        (void)arg; struct timespec t = {0, 20000000L}; nanosleep(&t, NULL);
+        for (int64_t i = 0; i < pending.n; ++i) pending.y[i] += pending.alpha * pending.x[i];
+        return NULL;
+    }
+    void scaled_add_fp64(const double *restrict x, double *restrict y, int64_t N, double alpha,
+                         void *workspace, int64_t workspace_bytes) {
+        (void)workspace; (void)workspace_bytes;
+        pending = (struct job){x, y, N, alpha};
+        pthread_t thread; pthread_create(&thread, NULL, finish, NULL); pthread_detach(thread);
+    }
+    """
+    )
+    client, _ = judge
+    body = client.post(
+        "/score", json={"kernel": "scaled_add", "source": source, "preset": "S"}
+    ).json()
+    assert body["correct"] is False
+
+
+def test_a_forged_done_on_every_descriptor_fails_cleanly(judge) -> None:
+    attack = """static int attack(void) {
+        for (int fd = 3; fd < 64; ++fd) { (void)!write(fd, "dddd", 4); }
+        struct timespec t = {0, 5000000L}; nanosleep(&t, NULL);
+        return 0;
+    }"""
+    body = grade(judge, "single", attack)
+    if body["correct"]:
+        assert body["native_ns"] >= 5_000_000
+    else:
+        assert body["reason"]
+
+
+def test_remembering_the_first_answer_is_a_wrong_answer(judge) -> None:
+    source = (
+        PRELUDE
+        + """
+    static double *saved = NULL;
+    void scaled_add_fp64(const double *restrict x, double *restrict y, int64_t N, double alpha,
+                         void *workspace, int64_t workspace_bytes) {
+        (void)workspace; (void)workspace_bytes;
+        if (saved) { memcpy(y, saved, (size_t)N * sizeof *y); return; }
+        for (int64_t i = 0; i < N; ++i) y[i] += alpha * x[i];
+        saved = malloc((size_t)N * sizeof *y); memcpy(saved, y, (size_t)N * sizeof *y);
+    }
+    """
+    )
+    client, _ = judge
+    body = client.post(
+        "/score", json={"kernel": "scaled_add", "source": source, "preset": "S"}
+    ).json()
+    assert body["correct"] is False and "(on the inputs of rep 1)" in body["reason"]
+
+
+def test_a_suspect_speedup_is_recorded_and_not_credited(tmp_path: Path) -> None:
+    config = make_config(
+        tmp_path, sandbox=LIMITS, grading={"reps": 2, "warmup": 1, "speedup_suspect_above": 0.01}
+    )
+    source = (CHECKOUT / "src/hb/kernels/scaled_add/solution.c").read_text()
+    with TestClient(create_app(config)) as client:
+        body = client.post(
+            "/score", json={"kernel": "scaled_add", "source": source, "preset": "S"}
+        ).json()
+        assert body["correct"] is True and body["suspect"] is True
+        assert body["speedup"] == 0.0 and body["measured_speedup"] > 0.01
+        engine = results_db.connect(config.database_url)
+        row = results_db.get_grade(engine, body["grade_id"])
+        assert row is not None and row["suspect"] is True and row["speedup"] == 0.0
+
+
+def test_a_grade_lists_its_protections_and_a_setup_can_demand_them(tmp_path: Path) -> None:
+    config = make_config(tmp_path, sandbox={**LIMITS, "require": list(sandbox.PROTECTIONS)})
+    source = (CHECKOUT / "src/hb/kernels/scaled_add/solution.c").read_text()
+    with TestClient(create_app(config)) as client:
+        body = client.post(
+            "/score", json={"kernel": "scaled_add", "source": source, "preset": "S"}
+        ).json()
+    missing = [p for p in sandbox.PROTECTIONS if p not in sandbox.machine_protections()]
+    if missing:
+        assert body["correct"] is False and all(p in body["reason"] for p in missing)
+    else:
+        assert body["correct"] is True and body["protections"] == list(sandbox.PROTECTIONS)
