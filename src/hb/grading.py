@@ -95,6 +95,12 @@ def compare_outputs(
     return Comparison(True, worst)
 
 
+def rep_seed(seed: int, rep: int) -> int:
+    """The seed of rep `rep`'s inputs under a grade's seed: every rep (warm-ups included) gets
+    inputs of its own, so an answer remembered from an earlier rep is a wrong answer."""
+    return int(np.random.SeedSequence([seed, rep]).generate_state(1, np.uint64)[0] >> 1)
+
+
 def speedup(baseline_ns: int, native_ns: int) -> float:
     """How many times faster than the baseline the credited rep was (0 without a timing)."""
     return baseline_ns / native_ns if native_ns > 0 and baseline_ns > 0 else 0.0

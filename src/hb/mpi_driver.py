@@ -34,6 +34,7 @@ from hb.distributed.signature import (
     tile_extent_texts,
 )
 from hb.distributed.tiles import GridPlan, local_shape, rank_coords, read_plan, tile_extents
+from hb.grading import rep_seed
 from hb.precision import NUMPY_DTYPES, Tolerance, precision_of
 from relayout.errors import RequestError
 
@@ -171,6 +172,8 @@ def scale_submission(
     hostfile: str | None = None,
     timeout_s: float = 60.0,
     limits: RankLimits | None = None,
+    casts: Mapping[str, str] | None = None,
+    device: bool = False,
 ) -> tuple[list[ScalingPoint], str, Path]:
     """Grade one built submission at each rank count (`plan_at(grid_extents)` gives the plan
     there, e.g. Requests.plan at that rank count), and write the table and the PNG under
@@ -180,7 +183,7 @@ def scale_submission(
         return grade_distributed(
             program, kernel, precision, plan_at(extents), sizes, scalars, inputs, reference,
             directory / f"ranks_{ranks}", reps=reps, warmup=warmup, launcher=launcher,
-            hostfile=hostfile, timeout_s=timeout_s, limits=limits,
+            hostfile=hostfile, timeout_s=timeout_s, limits=limits, casts=casts, device=device,
         )  # fmt: skip
 
     directory.mkdir(parents=True, exist_ok=True)
@@ -325,12 +328,17 @@ def grade_submission(
     )  # fmt: skip
     if built.program is None:
         return _build_failure(kernel, precision, ranks, built.log)
-    inputs = kernels.make_inputs(manifest, sizes, seed, NUMPY_DTYPES[precision])
+    device = requested_device_arrays(requests, manifest, residency)
+    # Every rep on inputs of its own (a device-tile driver stages one set for all its reps).
+    inputs = [
+        kernels.make_inputs(manifest, sizes, rep_seed(seed, index), NUMPY_DTYPES[precision])
+        for index in range(1 if device else warmup + reps)
+    ]
     return grade_distributed(
-        built.program, kernel, precision, plan, sizes, scalars, inputs,
+        built.program, kernel, precision, plan, sizes, scalars, inputs[0] if device else inputs,
         kernels.load_reference(manifest.name).reference, directory / f"ranks_{ranks}",
         reps=reps, warmup=warmup, launcher=launcher, hostfile=hostfile, timeout_s=timeout_s,
-        tolerance=band, limits=limits,
+        tolerance=band, limits=limits, casts=requested_casts(requests), device=bool(device),
     )  # fmt: skip
 
 
@@ -376,7 +384,8 @@ def scale_requests(
         manifest.preset_scalars(preset), kernels.make_inputs(manifest, sizes, seed, NUMPY_DTYPES[precision]),
         kernels.load_reference(manifest.name).reference, directory, rank_counts=rank_counts,
         reps=reps, warmup=warmup, launcher=launcher, hostfile=hostfile, timeout_s=timeout_s,
-        limits=limits,
+        limits=limits, casts=requested_casts(requests),
+        device=bool(requested_device_arrays(requests, manifest, residency)),
     )  # fmt: skip
 
 

@@ -1022,9 +1022,10 @@ def read_box_file(path: Path, limit: int) -> bytes:
         os.close(fd)
 
 
-def reap_stale_boxes(root: Path) -> int:
+def reap_stale_boxes(root: Path, depth: int = 4) -> int:
     """End the boxes an earlier judge left behind (their uid lock is free): their processes, their
-    cgroups and their run directories under `root`. Returns how many were found."""
+    cgroups, and their run directories anywhere up to `depth` levels under `root` (the judge's
+    data directory holds the boxes of builds, runs and MPI builds). Returns how many were found."""
     found = 0
     for hierarchy in cgroup_hierarchies():
         with contextlib.suppress(OSError):
@@ -1036,20 +1037,32 @@ def reap_stale_boxes(root: Path) -> int:
                 ):
                     _kill_cgroup(directory, hierarchy.version)
                     found += 1
-    if root.is_dir():
-        for directory in root.iterdir():
-            if directory.name.startswith(BOX_PREFIX) and _stale(directory.name):
-                subprocess.run(["umount", "-l", str(directory)], capture_output=True, check=False)
-                shutil.rmtree(directory, ignore_errors=True)
-                found += 1
+    # A walk that never enters a box's run directory (what a box made there is not a box).
+    level = [root] if root.is_dir() else []
+    for _ in range(depth):
+        below = []
+        for parent in level:
+            with contextlib.suppress(OSError):
+                for entry in os.scandir(parent):
+                    if not entry.is_dir(follow_symlinks=False):
+                        continue
+                    if not entry.name.startswith(BOX_PREFIX):
+                        below.append(Path(entry.path))
+                    elif _stale(entry.name):
+                        subprocess.run(
+                            ["umount", "-l", entry.path], capture_output=True, check=False
+                        )
+                        shutil.rmtree(entry.path, ignore_errors=True)
+                        found += 1
+        level = below
     return found
 
 
 def _stale(name: str) -> bool:
+    """Whether the box of this name has no live owner: its uid's lock is free. A box without a
+    pooled uid (a judge without root) is never judged stale here."""
     uid = name[len(BOX_PREFIX) :].split("-", 1)[0]
-    if not uid.isdigit():
-        # A box without a pooled uid belongs to a judge running without root: stale when its
-        # directory has not changed for an hour.
+    if not uid.isdigit() or len(uid) > 9:
         return False
     return _uid_is_free(int(uid))
 

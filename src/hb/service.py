@@ -39,6 +39,7 @@ from hb.grading import (
     Problem,
     compare_outputs,
     mannwhitney_speedup,
+    rep_seed,
     resolve_problem,
     speedup,
 )
@@ -84,12 +85,6 @@ class RepProblem:
 
     inputs: dict[str, np.ndarray]
     expected: dict[str, np.ndarray]
-
-
-def rep_seed(seed: int, rep: int) -> int:
-    """The seed of rep `rep`'s inputs under a grade's seed: every rep (warm-ups included) gets
-    inputs of its own, so an answer remembered from an earlier rep is a wrong answer."""
-    return int(np.random.SeedSequence([seed, rep]).generate_state(1, np.uint64)[0] >> 1)
 
 
 def compare_reps(run: runner.RunResult, problems: list[RepProblem], band: Any) -> Comparison:
@@ -433,7 +428,7 @@ class JudgeHandler:
             memory_bytes=max(box.memory_mb, 4096) << 20, **common,
         )  # fmt: skip
         # Boxes an earlier judge left behind (killed with it or not) end here.
-        sandbox.reap_stale_boxes(config.sandbox_dir)
+        sandbox.reap_stale_boxes(config.data_dir)
         self._grade_slots = threading.Semaphore(config.service.workers)
         self._baseline_lock = threading.Lock()
         self._references: OrderedDict[tuple, list[RepProblem]] = OrderedDict()

@@ -190,13 +190,15 @@ def test_cast_tile_is_converted_around_every_repeat(build_dir: Path, tmp_path: P
     )
     rng = np.random.default_rng(3)
     exact_in_fp16 = {"x": rng.integers(-64, 64, 37) / 8.0, "y": rng.uniform(-1, 1, 37)}
+    casts = {"x": "fp16"}
     result = grade(
-        "scaled_add", built, one_d(("x", "y"), 2), tmp_path / "exact", inputs=exact_in_fp16
-    )
+        "scaled_add", built, one_d(("x", "y"), 2), tmp_path / "exact", inputs=exact_in_fp16,
+        casts=casts,
+    )  # fmt: skip
     assert_correct(result)
     assert result.convert_in_s > 0.0 and result.convert_out_s == 0.0
     # Narrowing is graded in the problem precision's band: fp16 rounding of x fails fp64's.
-    rounded = grade("scaled_add", built, one_d(("x", "y"), 2), tmp_path / "rounded")
+    rounded = grade("scaled_add", built, one_d(("x", "y"), 2), tmp_path / "rounded", casts=casts)
     assert not rounded.correct and rounded.failure is None
 
 
@@ -207,7 +209,7 @@ def test_cast_output_is_widened_back_before_the_gather(build_dir: Path, tmp_path
     )
     rng = np.random.default_rng(4)
     exact = {"x": rng.integers(-64, 64, 37) / 8.0, "y": rng.integers(-64, 64, 37) / 8.0}
-    result = grade("scaled_add", built, one_d(("x", "y"), 4), tmp_path, inputs=exact)
+    result = grade("scaled_add", built, one_d(("x", "y"), 4), tmp_path, inputs=exact, casts=casts)
     assert_correct(result)
     assert result.convert_in_s > 0.0 and result.convert_out_s > 0.0
 

@@ -1,11 +1,19 @@
 """Grading laws: the tolerance matrix, NaN and inf positions, the maximum relative error, the
-precision override for fp64-only kernels, and the speedup."""
+precision override for fp64-only kernels, the speedup (min_of_k and Mann-Whitney), and the
+per-rep seeds."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from hb.grading import compare, compare_outputs, resolve_problem, speedup
+from hb.grading import (
+    compare,
+    compare_outputs,
+    mannwhitney_speedup,
+    rep_seed,
+    resolve_problem,
+    speedup,
+)
 from hb.precision import TOLERANCE_MATRIX, Tolerance, precision_casts
 
 
@@ -83,3 +91,23 @@ def test_precision_casts_round_once_and_widen_exactly() -> None:
 def test_speedup() -> None:
     assert speedup(200, 100) == 2.0
     assert speedup(200, 0) == 0.0
+
+
+def test_mannwhitney_credits_only_a_gain_it_can_defend() -> None:
+    rng = np.random.default_rng(0)
+    baseline = list(1000 + rng.normal(0, 10, 20))
+    twice = list(500 + rng.normal(0, 5, 20))
+    # A real 2x win is credited as a little less than 2 (the gain the test still defends).
+    assert 1.8 < mannwhitney_speedup(twice, baseline) < 2.0
+    # Noise earns nothing: the same distribution, or 1% slower, is at most 1.
+    assert mannwhitney_speedup(baseline, baseline) == 1.0
+    assert mannwhitney_speedup([b * 1.01 for b in baseline], baseline) < 1.0
+    # Two reps each can never reach p < 0.1: no gain is credited however fast.
+    assert mannwhitney_speedup([1, 2], [1000, 1001]) == 1.0
+    assert mannwhitney_speedup([], baseline) == 0.0
+
+
+def test_every_rep_has_a_seed_of_its_own() -> None:
+    seeds = {rep_seed(7, rep) for rep in range(50)}
+    assert len(seeds) == 50 and rep_seed(7, 3) == rep_seed(7, 3) != rep_seed(8, 3)
+    assert all(0 <= s < 2**63 for s in seeds)

@@ -434,20 +434,26 @@ def test_a_killed_judge_leaves_no_box_running(tmp_path: Path) -> None:
 SLOW_CALL_MS = 30
 
 
-def test_a_forged_result_does_not_change_the_time(judge) -> None:
-    # The kernel is slow; its destructor and constructor forge every file a runner could read.
+@pytest.mark.parametrize("mode", MODES)
+def test_a_forged_result_does_not_change_the_time(judge, mode: str) -> None:
+    # The kernel is slow; its destructor and constructor forge every file a runner or a driver
+    # could have read (a result, timings, outputs), in the run directory and in /box.
     attack = f"""
     __attribute__((constructor)) static void forge_early(void) {{
-        const char *names[] = {{"result.json", "outputs.npz", "timings.json", "box.json"}};
-        for (int i = 0; i < 4; ++i) {{ FILE *f = fopen(names[i], "w"); if (f) {{ fputs("{{\\"kernel_ns\\": 1}}", f); fclose(f); }} }}
+        const char *names[] = {{"result.json", "outputs.npz", "timings.json", "box.json",
+                               "out_y.bin", "/box/timings.json", "/box/out_y.bin"}};
+        for (int i = 0; i < 7; ++i) {{ FILE *f = fopen(names[i], "w"); if (f) {{ fputs("{{\\"kernel_ns\\": 1, \\"rep_seconds\\": [1e-9]}}", f); fclose(f); }} }}
     }}
     __attribute__((destructor)) static void forge_late(void) {{ forge_early(); }}
     static int attack(void) {{ struct timespec t = {{0, {SLOW_CALL_MS} * 1000000L}}; nanosleep(&t, NULL); return 0; }}
     """
-    body = grade(judge, "single", attack)
-    assert body["correct"] is True
+    body = grade(judge, mode, attack)
+    assert body["correct"] is True, body["reason"]
     assert body["native_ns"] >= SLOW_CALL_MS * 1_000_000
-    assert min(body["timing"]["reps_ns"]) >= SLOW_CALL_MS * 1_000_000
+    if mode == "single":
+        assert min(body["timing"]["reps_ns"]) >= SLOW_CALL_MS * 1_000_000
+    else:
+        assert min(body["distributed"]["rep_seconds"]) >= SLOW_CALL_MS / 1000
 
 
 def test_done_sent_early_leaves_unfinished_outputs(judge) -> None:
@@ -488,6 +494,41 @@ def test_a_forged_done_on_every_descriptor_fails_cleanly(judge) -> None:
         assert body["native_ns"] >= 5_000_000
     else:
         assert body["reason"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_rank_that_says_done_early_leaves_unfinished_tiles(judge, mode: str) -> None:
+    # Every descriptor gets a forged "done" before the (slow) work starts.
+    attack = """static int attack(void) {
+        for (int fd = 3; fd < 64; ++fd) { (void)!write(fd, "dddddddd", 8); }
+        struct timespec t = {0, 20000000L}; nanosleep(&t, NULL);
+        return 0;
+    }"""
+    body = grade(judge, mode, attack)
+    if body["correct"]:
+        assert body["native_ns"] >= 20_000_000
+    else:
+        assert body["reason"]
+
+
+def test_a_rank_that_remembers_its_first_answer_is_wrong(judge) -> None:
+    if not Path(mpicc_path()).exists():
+        pytest.skip("MPICH's mpicc is not beside the interpreter")
+    attack = "static int attack(void) { return 0; }"
+    source = MPI.format(prelude=PRELUDE, attack=attack).replace(
+        "    int escaped = attack();\n    for (int64_t i = 0; i < N; ++i) y[i] += alpha * x[i];",
+        "    int escaped = attack();\n    static double *saved = NULL;\n"
+        "    if (saved) { memcpy(y, saved, (size_t)N * sizeof *y); return; }\n"
+        "    for (int64_t i = 0; i < N; ++i) y[i] += alpha * x[i];\n"
+        "    saved = malloc((size_t)N * sizeof *y + 8); memcpy(saved, y, (size_t)N * sizeof *y);",
+    )
+    assert "saved" in source
+    client, _ = judge
+    body = client.post(
+        "/score",
+        json={"kernel": "scaled_add", "source": source, "preset": "S", "requests": DISTRIBUTE},
+    ).json()
+    assert body["correct"] is False and "(on the inputs of rep 1)" in body["reason"]
 
 
 def test_remembering_the_first_answer_is_a_wrong_answer(judge) -> None:

@@ -11,6 +11,7 @@ import pytest
 from hb import abi, kernels
 from hb.envelope import Submission
 from hb.service import JudgeHandler, RequestFault
+from tests.hb.conftest import make_config
 
 FIXED_SIGNATURES = {
     "scaled_add": "void scaled_add_fp64(const double *restrict x, double *restrict y, int64_t N, double alpha, "
@@ -84,8 +85,6 @@ def test_solution_grades_correct(handler: JudgeHandler, name: str) -> None:
 
 
 def test_fp32_problem_of_scaled_add(data_dir: Path) -> None:
-    from tests.hb.conftest import make_config
-
     fp32 = JudgeHandler(make_config(data_dir, grading={"datatype": "fp32"}))
     result = fp32.grade(
         Submission(kernel="scaled_add", source=kernels.solution_source("scaled_add")), "score"
@@ -133,11 +132,11 @@ def test_precision_override_grades_an_fp64_only_kernel_in_the_fp32_band(data_dir
         plain.grade(Submission(kernel="channel_flow", source=source, preset="S"), "score")
 
 
-def test_the_baseline_keeps_its_fastest_time_and_submit_times_it_again(
-    handler: JudgeHandler,
-) -> None:
+def test_the_baseline_keeps_its_fastest_time_and_submit_times_it_again(tmp_path: Path) -> None:
     from hb import results_db
 
+    # A judge of its own: the absurd baseline below must not reach other tests' grades.
+    handler = JudgeHandler(make_config(tmp_path))
     source = kernels.solution_source("scaled_add")
     grading = handler.config.grading
     slow = 10**12  # a baseline timed while the machine was busy, say
@@ -145,6 +144,7 @@ def test_the_baseline_keeps_its_fastest_time_and_submit_times_it_again(
         results_db.set_baseline(handler.engine, "scaled_add", "S", "fp64", seed, slow)
     scored = handler.grade(Submission(kernel="scaled_add", source=source, preset="S"), "score")
     assert scored["baseline_ns"] == slow  # /score reads the stored baseline
+    assert scored["suspect"] is True and scored["speedup"] == 0.0  # far beyond belief
     submitted = handler.grade(Submission(kernel="scaled_add", source=source), "submit")
     assert 0 < submitted["baseline_ns"] < slow  # /submit times it again and keeps the fastest
     stored = results_db.get_baseline(handler.engine, "scaled_add", "S", "fp64", handler.hidden_seed)

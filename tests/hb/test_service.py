@@ -311,3 +311,15 @@ def test_first_baseline_is_the_fastest_of_two_runs(
     assert results_db.get_baseline(handler.engine, "scaled_add", "S", "fp64", 0) == 300
     # A refresh times once more and keeps the fastest.
     assert handler._baseline(*args, refresh=True) == 300 and len(calls) == 3
+
+
+def test_mannwhitney_timing_times_the_baseline_in_the_same_grade(tmp_path: Path) -> None:
+    config = make_config(tmp_path, grading={"reps": 5, "warmup": 1, "timing": "mannwhitney"})
+    with TestClient(create_app(config)) as client:
+        body = client.post(
+            "/score", json={"kernel": "scaled_add", "source": SCALED_ADD, "preset": "S"}
+        ).json()
+    assert body["correct"] is True and body["timing"]["mode"] == "mannwhitney"
+    assert len(body["timing"]["reps_ns"]) == 5 and len(body["timing"]["baseline_reps_ns"]) == 5
+    # The baseline's own solution against itself: no gain a test can defend.
+    assert 0 < body["speedup"] <= 2.0

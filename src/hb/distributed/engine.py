@@ -5,8 +5,13 @@ whole domain against the numpy reference, as a single-node grade does."""
 from __future__ import annotations
 
 import json
+import shutil
 import struct
-from collections.abc import Callable, Mapping
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,14 +132,25 @@ def write_run_directory(spec: RunSpec, inputs: Mapping[str, np.ndarray], directo
 
 @dataclass
 class DistributedRun:
-    """A finished run: the gathered outputs, each repeat's MAX-over-ranks seconds, the launch."""
+    """A finished run: every rep's gathered outputs (warm-ups first), each timed repeat's seconds
+    (MAX over ranks: from the supervisor's go to the last rank's done), the launch."""
 
     launch: LaunchResult
-    outputs: dict[str, np.ndarray] = field(default_factory=dict)
+    rep_outputs: list[dict[str, np.ndarray]] = field(default_factory=list)
     rep_seconds: list[float] = field(default_factory=list)
     convert_in_seconds: list[float] = field(default_factory=list)
     convert_out_seconds: list[float] = field(default_factory=list)
     failure: str | None = None
+    warmup: int = 0
+    round_trip_s: float = 0.0
+
+    @property
+    def outputs(self) -> dict[str, np.ndarray]:
+        """The credited repeat's gathered outputs."""
+        rep = self.credited_rep
+        if rep is None or not self.rep_outputs:
+            return {}
+        return self.rep_outputs[min(self.warmup + rep, len(self.rep_outputs) - 1)]
 
     @property
     def credited_rep(self) -> int | None:
@@ -165,7 +181,7 @@ class DistributedRun:
 def run_distributed(
     program: Path,
     spec: RunSpec,
-    inputs: Mapping[str, np.ndarray],
+    inputs: Mapping[str, np.ndarray] | Sequence[Mapping[str, np.ndarray]],
     directory: Path,
     *,
     launcher: str = LOCAL_LAUNCHER,
@@ -173,11 +189,18 @@ def run_distributed(
     timeout_s: float = 60.0,
     threads_per_rank: int = 1,
     limits: RankLimits | None = None,
+    casts: Mapping[str, str] | None = None,
+    device: bool = False,
 ) -> DistributedRun:
-    """Stage the inputs in `directory`, run the driver on spec.ranks ranks, read back the outputs."""
-    # The run directory is the box's: the driver, the inputs rank 0 reads and what it writes.
+    """Run the driver on spec.ranks ranks in a box and read back the outputs. `inputs` is one set
+    of global arrays for every rep, or one per rep (warm-ups first). A host-tile driver is
+    supervised (hb.supervisor stages, casts, times and gathers outside the box); a device-tile
+    driver (`device`) scatters, times and gathers itself from the run directory."""
+    reps = spec.warmup + spec.reps
+    rep_inputs = [inputs] * reps if isinstance(inputs, Mapping) else list(inputs)
+    if len(rep_inputs) != reps:
+        raise ValueError(f"inputs: {len(rep_inputs)} sets for {reps} reps")
     with sandbox.Box(directory, box_limits(timeout_s, limits), threads=threads_per_rank) as box:
-        write_run_directory(spec, inputs, box.workdir)
         box.write(DRIVER_FILE, Path(program).read_bytes(), mode=0o555)
         if hostfile is not None:
             # The launcher reads the hostfile inside the box (as it reads everything else).
@@ -187,7 +210,126 @@ def run_distributed(
             launcher, spec.ranks, f"./{DRIVER_FILE}", [box.inside], hostfile=hostfile
         )
         environment = launcher_environment(threads=threads_per_rank)
-        return _gathered(spec, run_launcher(box, command, timeout_s, environment), box.workdir)
+        if device:
+            write_run_directory(spec, rep_inputs[0], box.workdir)
+            return _gathered(spec, run_launcher(box, command, timeout_s, environment), box.workdir)
+        box.write("layout.bin", layout_table(spec))
+        return _supervised(spec, rep_inputs, box, box.command(command, environment), casts or {},
+                           timeout_s)  # fmt: skip
+
+
+def _supervised(
+    spec: RunSpec, rep_inputs: list[Mapping[str, np.ndarray]], box: sandbox.Box,
+    command: sandbox.BoxCommand, casts: Mapping[str, str], timeout_s: float,
+) -> DistributedRun:  # fmt: skip
+    """The supervisor's run of a host-tile driver: the job (each rank's tile counts, index maps,
+    primary flags and workspace; each rep's global inputs) in a directory the box never sees."""
+    from hb import runner, supervisor
+
+    dtype = NUMPY_DTYPES[spec.precision]
+    per_rank_sizes = local_sizes_table(spec.kernel, spec.plan, spec.sizes)
+    private = Path(tempfile.mkdtemp(prefix="job-", dir=box.root))
+    try:
+        arrays, indices = [], {}
+        for array in spec.kernel.arrays:
+            shape = spec.global_shape(array.name)
+            whole = broadcast(spec.plan, array.name)
+            counts = [
+                int(np.prod(tile_extents(spec.plan, array.name, shape, r)))
+                for r in range(spec.ranks)
+            ]
+            if not whole:
+                for rank in range(spec.ranks):
+                    indices[f"{array.name}.{rank}"] = tile_flat_indices(
+                        spec.plan, array.name, shape, rank
+                    )
+            arrays.append({
+                "name": array.name, "output": array.is_output, "shape": list(shape),
+                "broadcast": whole, "counts": counts, "cast": casts.get(array.name),
+                "primary": [bool(is_primary_holder(spec.plan, array.name, r)) for r in range(spec.ranks)],
+            })  # fmt: skip
+        np.savez(private / "index.npz", **indices)  # type: ignore[arg-type]
+        for index, arrays_of_rep in enumerate(rep_inputs):
+            staged = {}
+            for array in spec.kernel.arrays:
+                if array.name not in arrays_of_rep:
+                    raise ValueError(f"inputs: no array {array.name!r} for {spec.kernel.name}")
+                data = np.ascontiguousarray(arrays_of_rep[array.name], dtype=dtype)
+                if data.shape != spec.global_shape(array.name):
+                    raise ValueError(
+                        f"inputs.{array.name}: shape {data.shape}, expected {spec.global_shape(array.name)}"
+                    )
+                staged[array.name] = data
+            np.savez(private / f"inputs_{index}.npz", **staged)  # type: ignore[arg-type]
+        job = {
+            "mode": "ranks", "box": command.to_json(), "box_dir": str(box.workdir),
+            "freeze": box.freeze_control(), "timeout_s": timeout_s, "ranks": spec.ranks,
+            "precision": spec.precision, "arrays": arrays, "warmup": spec.warmup,
+            "workspace": [workspace_bytes_at(spec.kernel, per_rank_sizes[r]) for r in range(spec.ranks)],
+            "reps": [f"inputs_{i}.npz" for i in range(len(rep_inputs))],
+        }  # fmt: skip
+        (private / supervisor.JOB_FILE).write_text(json.dumps(job))
+        started = time.monotonic()
+        with runner.timing_slot(box.limits.cpus):
+            ended = subprocess.run(
+                [sys.executable, "-m", "hb.supervisor", str(private)], pass_fds=command.pass_fds,
+                capture_output=True, check=False, timeout=timeout_s + 60,
+            )  # fmt: skip
+        return _supervised_run(spec, private, ended, command.argv, time.monotonic() - started, box)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def _supervised_run(
+    spec: RunSpec, private: Path, ended: subprocess.CompletedProcess[bytes], argv: list[str],
+    wall_s: float, box: sandbox.Box,
+) -> DistributedRun:  # fmt: skip
+    from hb import supervisor
+
+    stdout = _text(private / "box.stdout")
+    stderr = _text(private / "box.stderr")
+    result_path = private / supervisor.RESULT_FILE
+    if ended.returncode != 0 or not result_path.is_file():
+        detail = ended.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
+        launch = LaunchResult(argv, ended.returncode or 1, False, wall_s, stdout, stderr)
+        return DistributedRun(launch, failure=f"the judge's supervisor failed: {' '.join(detail)}")
+    report = json.loads(result_path.read_text())
+    failure = report.get("failure")
+    code = int(report.get("returncode") or 0)
+    launch = LaunchResult(argv, code, failure == "timeout", wall_s, stdout, stderr)
+    if not report.get("ok"):
+        if box.oom_killed():
+            reason = "the MPI run exceeded the box's memory limit and was killed"
+        elif failure == "timeout":
+            reason = (
+                f"the MPI run exceeded its wall-clock limit after {wall_s:.1f} s and was killed"
+            )
+        else:
+            ended_as = launch.failure() if code != 0 else None
+            reason = ended_as or f"the MPI run failed: {failure or 'no result'}"
+        return DistributedRun(launch, failure=reason)
+    reps = report["reps"]
+    outputs = []
+    for index in range(len(reps)):
+        with np.load(private / f"outputs_{index}.npz", allow_pickle=False) as archive:
+            outputs.append({name: archive[name] for name in archive.files})
+    timed = reps[spec.warmup :]
+    return DistributedRun(
+        launch,
+        rep_outputs=outputs,
+        rep_seconds=[r["kernel_ns"] / 1e9 for r in timed],
+        convert_in_seconds=[r["convert_in_ns"] / 1e9 for r in timed],
+        convert_out_seconds=[r["convert_out_ns"] / 1e9 for r in timed],
+        warmup=spec.warmup,
+        round_trip_s=int(report.get("round_trip_ns", 0)) / 1e9,
+    )
+
+
+def _text(path: Path, limit: int = 8000) -> str:
+    try:
+        return path.read_bytes()[-limit:].decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def _gathered(spec: RunSpec, launch: LaunchResult, directory: Path) -> DistributedRun:
@@ -208,6 +350,7 @@ def _gathered(spec: RunSpec, launch: LaunchResult, directory: Path) -> Distribut
         run.failure = "the MPI run left a timings.json the judge cannot read"
         return run
     dtype = NUMPY_DTYPES[spec.precision]
+    gathered: dict[str, np.ndarray] = {}
     for array in spec.kernel.arrays:
         if not array.is_output:
             continue
@@ -224,7 +367,9 @@ def _gathered(spec: RunSpec, launch: LaunchResult, directory: Path) -> Distribut
                 f"out_{array.name}.bin holds {raw.size} elements, expected {int(np.prod(shape))}"
             )
             return run
-        run.outputs[array.name] = raw.reshape(shape)
+        gathered[array.name] = raw.reshape(shape)
+    run.rep_outputs = [gathered]
+    run.warmup = 0
     return run
 
 
@@ -273,7 +418,7 @@ def grade_distributed(
     plan: Any,
     sizes: Mapping[str, int],
     scalars: Mapping[str, float | int],
-    inputs: Mapping[str, np.ndarray],
+    inputs: Mapping[str, np.ndarray] | Sequence[Mapping[str, np.ndarray]],
     reference: Reference,
     directory: Path,
     *,
@@ -285,31 +430,47 @@ def grade_distributed(
     tolerance: Tolerance | None = None,
     limits: RankLimits | None = None,
     threads_per_rank: int = 1,
+    casts: Mapping[str, str] | None = None,
+    device: bool = False,
 ) -> DistributedGrade:
-    """Run the built driver under `plan` and grade the gathered outputs against `reference`
-    applied to copies of `inputs` (global arrays at the problem precision)."""
+    """Run the built driver under `plan` and grade every rep's gathered outputs against
+    `reference` applied to copies of that rep's inputs (global arrays at the problem precision;
+    one set for every rep, or one per rep, warm-ups first)."""
     grid_plan = read_plan(plan)
     spec = RunSpec(
         kernel, precision, grid_plan, dict(sizes), dict(scalars), reps=reps, warmup=warmup
     )
     run = run_distributed(
         program, spec, inputs, directory, launcher=launcher, hostfile=hostfile,
-        timeout_s=timeout_s, threads_per_rank=threads_per_rank, limits=limits,
+        timeout_s=timeout_s, threads_per_rank=threads_per_rank, limits=limits, casts=casts,
+        device=device,
     )  # fmt: skip
     arrivals = {s: a.to_json()["arrives"] for s, a in symbol_arrivals(kernel, grid_plan).items()}
     mismatches: list[str] = []
     worst: float | None = None
     if run.failure is None:
         dtype = NUMPY_DTYPES[precision]
-        expected = {name: np.array(value, dtype=dtype, copy=True) for name, value in inputs.items()}
-        reference(expected, dict(sizes), dict(scalars))
         band = tolerance or TOLERANCE_MATRIX[precision]
+        rep_inputs = [inputs] if isinstance(inputs, Mapping) else list(inputs)
         worst = 0.0
-        for name, got in run.outputs.items():
-            comparison = grading.compare(name, got, expected[name], band)
-            worst = max(worst, comparison.max_relative_error)
-            if not comparison.correct:
-                mismatches.append(comparison.reason or f"{name}: outside the band")
+        references: dict[int, dict[str, np.ndarray]] = {}
+        for index, outputs in enumerate(run.rep_outputs):
+            given = rep_inputs[index] if index < len(rep_inputs) else rep_inputs[0]
+            if id(given) not in references:
+                expected = {n: np.array(v, dtype=dtype, copy=True) for n, v in given.items()}
+                reference(expected, dict(sizes), dict(scalars))
+                references[id(given)] = expected
+            expected = references[id(given)]
+            for name, got in outputs.items():
+                comparison = grading.compare(name, got, expected[name], band)
+                worst = max(worst, comparison.max_relative_error)
+                if not comparison.correct:
+                    label = "the warm-up" if index < run.warmup else f"rep {index - run.warmup + 1}"
+                    mismatches.append(
+                        f"{comparison.reason or f'{name}: outside the band'} (on the inputs of {label})"
+                    )
+            if mismatches:
+                break
     return DistributedGrade(
         kernel=kernel.name,
         precision=precision,
