@@ -1,5 +1,6 @@
 """The hb command: serve the judge, grade a file in process (submit), check a request, list the
-tasks and the recorded grades, and regenerate the agent tool's requests schema."""
+tasks and the recorded grades, verify a suspect grade, and regenerate the agent tool's requests
+schema."""
 
 from __future__ import annotations
 
@@ -156,6 +157,19 @@ def cmd_grades(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_verify(args: argparse.Namespace) -> int:
+    from hb.service import JudgeHandler, RequestFault
+
+    handler = JudgeHandler(_config(args))
+    try:
+        answer = handler.verify(args.grade_id, Path(args.source).read_text())
+    except RequestFault as fault:
+        print(f"hb verify: {fault.detail}", file=sys.stderr)
+        return 2
+    print(json.dumps(answer, indent=2, default=str))
+    return 0 if answer["verified"] else 1
+
+
 def cmd_scale(args: argparse.Namespace) -> int:
     from hb import mpi_driver
 
@@ -223,6 +237,14 @@ def parser() -> argparse.ArgumentParser:
     grades.add_argument("--json", action="store_true")
     grades.set_defaults(run=cmd_grades)
 
+    verify = commands.add_parser(
+        "verify",
+        help="regrade a suspect grade's source; credit its speedup when the regrade confirms it",
+    )
+    verify.add_argument("grade_id", type=int)
+    verify.add_argument("--source", required=True, help="the graded source (its sha256 is checked)")
+    verify.set_defaults(run=cmd_verify)
+
     scale = commands.add_parser(
         "scale",
         help="grade one MPI submission at each rank count; print time and efficiency, write a PNG",
@@ -237,7 +259,7 @@ def parser() -> argparse.ArgumentParser:
     )
     schema.add_argument("--write", action="store_true")
     schema.set_defaults(run=cmd_schema)
-    for sub in (serve, submit, check, tasks, grades, scale, schema):
+    for sub in (serve, submit, check, tasks, grades, verify, scale, schema):
         sub.add_argument("--config", default=argparse.SUPPRESS, help="config.yaml to read")
     return top
 

@@ -9,9 +9,13 @@ import secrets
 import tempfile
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import yaml
+
+if TYPE_CHECKING:
+    from hb.sandbox import Limits
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 log = logging.getLogger(__name__)
@@ -98,6 +102,26 @@ class SandboxSection(_Section):
                 f"sandbox.require: unknown protection(s) {unknown}; known: {list(PROTECTIONS)}"
             )
         return self
+
+    def limits(self, build: bool = False) -> Limits:
+        """The box of a timed run (or, with `build`, of a build: its own timeout, at least
+        120 CPU seconds and 4 GiB) under this section."""
+        from hb.sandbox import Limits
+
+        common = {
+            "nproc": self.nproc, "fsize_bytes": self.fsize_mb << 20, "uid_base": self.uid_base,
+            "uid_count": self.uid_count, "disk_bytes": self.disk_mb << 20,
+            "scratch_bytes": self.scratch_mb << 20, "require": tuple(self.require),
+        }  # fmt: skip
+        if build:
+            return Limits(
+                timeout_s=self.build_timeout_s, cpu_s=max(self.cpu_s, 120),
+                memory_bytes=max(self.memory_mb, 4096) << 20, **common,
+            )  # fmt: skip
+        return Limits(
+            timeout_s=self.timeout_s, cpu_s=self.cpu_s, memory_bytes=self.memory_mb << 20,
+            cpus=self.cpus, **common,
+        )  # fmt: skip
 
 
 class RecordSection(_Section):

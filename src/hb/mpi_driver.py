@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from hb import abi, kernels
+from hb import abi, kernels, sandbox
 from hb.distributed.driver import DriverBuild, build_driver, cast_refusal, driver_source
 from hb.distributed.engine import DistributedGrade, Reference, grade_distributed
-from hb.distributed.launch import LOCAL_LAUNCHER, RankLimits, launcher_command
+from hb.distributed.launch import LOCAL_LAUNCHER, launcher_command
 from hb.distributed.local_layout import local_layouts
 from hb.distributed.policy import (
     default_plan,
@@ -45,7 +45,6 @@ __all__ = [
     "DistributedKernel",
     "DriverBuild",
     "GridPlan",
-    "RankLimits",
     "ScalingPoint",
     "add_scale_arguments",
     "build_driver",
@@ -67,7 +66,6 @@ __all__ = [
     "lower_plan",
     "place_refusal",
     "plan_refusal",
-    "rank_limits",
     "rank_sizes",
     "read_plan",
     "requested_casts",
@@ -90,15 +88,6 @@ def launcher_settings(mpi_section: Any) -> tuple[str, str | None, tuple[int, ...
     hostfile = getattr(mpi_section, "hostfile", None)
     counts = getattr(mpi_section, "rank_counts", None) or DEFAULT_RANK_COUNTS
     return template, (str(hostfile) if hostfile else None), tuple(int(c) for c in counts)
-
-
-def rank_limits(sandbox_section: Any) -> RankLimits:
-    """Each process's limits from the config's sandbox section (cpu_s, memory_mb, fsize_mb)."""
-    return RankLimits(
-        cpu_s=int(sandbox_section.cpu_s),
-        memory_bytes=int(sandbox_section.memory_mb) << 20,
-        fsize_bytes=int(sandbox_section.fsize_mb) << 20,
-    )
 
 
 def describe_plan(
@@ -171,7 +160,7 @@ def scale_submission(
     launcher: str = LOCAL_LAUNCHER,
     hostfile: str | None = None,
     timeout_s: float = 60.0,
-    limits: RankLimits | None = None,
+    limits: sandbox.Limits | None = None,
     casts: Mapping[str, str] | None = None,
     device: bool = False,
 ) -> tuple[list[ScalingPoint], str, Path]:
@@ -307,7 +296,7 @@ def grade_submission(
     hostfile: str | None = None,
     timeout_s: float = 60.0,
     band: Tolerance | None = None,
-    limits: RankLimits | None = None,
+    limits: sandbox.Limits | None = None,
     build_directory: Path | None = None,
     residency: str = "host",
 ) -> DistributedGrade:
@@ -357,7 +346,7 @@ def scale_requests(
     launcher: str = LOCAL_LAUNCHER,
     hostfile: str | None = None,
     timeout_s: float = 60.0,
-    limits: RankLimits | None = None,
+    limits: sandbox.Limits | None = None,
     build_directory: Path | None = None,
     residency: str = "host",
 ) -> tuple[list[ScalingPoint], str, Path]:
@@ -433,7 +422,7 @@ def scale_command(args: argparse.Namespace, config: Any = None) -> int:
     points, table, png = scale_requests(
         manifest, requests, Path(args.file).read_text(), precision, directory=Path(args.out),
         rank_counts=counts, preset=args.preset, reps=args.reps, launcher=template,
-        hostfile=hostfile, timeout_s=args.timeout, limits=rank_limits(config.sandbox),
+        hostfile=hostfile, timeout_s=args.timeout, limits=config.sandbox.limits(),
         residency=str(getattr(config.mpi, "residency", "host")),
     )  # fmt: skip
     print(table, end="")

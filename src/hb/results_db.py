@@ -1,6 +1,6 @@
 """The results database: grades and their requests (one typed grade_requests row per library,
 the grid and each operation), written together in one transaction through SQLAlchemy Core; SQLite
-by default, PostgreSQL by URL, with versioned migrations."""
+by default, PostgreSQL by URL, with versioned migrations that replay (docs/results_db.md)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,11 @@ from sqlalchemy.engine import Connection, Engine, RowMapping
 
 from hb.requests_api import Requests, from_recorded, to_recorded
 
+# The current schema, as the queries below use it. A database reaches it only by MIGRATIONS;
+# tests/hb/test_migrations.py checks that replaying them builds exactly what these tables describe.
 metadata = sa.MetaData()
 
+# The bookkeeping table migrate() creates before version 1; it never changes.
 schema_migrations = sa.Table(
     "schema_migrations",
     metadata,
@@ -52,9 +55,10 @@ grades = sa.Table(
     # (speedup 0) until verified again; measured_speedup keeps what was measured. The
     # protections the grade's box had, comma-separated, and the timed reps' times.
     sa.Column("suspect", sa.Boolean, nullable=False, server_default=sa.false()),
-    sa.Column("measured_speedup", sa.Float, nullable=False, server_default="0"),
+    sa.Column("measured_speedup", sa.Float, nullable=False, server_default=sa.text("0")),
     sa.Column("protections", sa.Text, nullable=False, server_default=""),
     sa.Column("rep_ns", sa.Text, nullable=False, server_default=""),
+    sa.Index("grades_leaderboard", "kernel", "preset", "route", "correct"),  # version 3
 )
 
 grade_requests = sa.Table(
@@ -71,6 +75,7 @@ grade_requests = sa.Table(
     sa.Column("array", sa.Text, nullable=True),  # the array an operation names first
     sa.Column("entry", sa.Text, nullable=False),  # the entry's JSON as relayout writes it
     sa.UniqueConstraint("grade_id", "position"),
+    sa.Index("grade_requests_by_grade", "grade_id"),  # version 4
 )
 
 baselines = sa.Table(
@@ -79,8 +84,67 @@ baselines = sa.Table(
     sa.Column("kernel", sa.Text, primary_key=True),
     sa.Column("preset", sa.Text, primary_key=True),
     sa.Column("datatype", sa.Text, primary_key=True),
-    # 64-bit: a generated hidden seed has 63 random bits (migration 5 widens older tables).
-    sa.Column("seed", sa.BigInteger, primary_key=True, autoincrement=False),
+    # 64-bit: a generated hidden seed has 63 random bits. Migration 5 widened PostgreSQL's
+    # integer; SQLite's INTEGER (the type version 2 created) holds 64 bits already.
+    sa.Column(
+        "seed",
+        sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
+        primary_key=True,
+        autoincrement=False,
+    ),
+    sa.Column("baseline_ns", sa.BigInteger, nullable=False),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+
+# Frozen DDL: what each version shipped, in its own metadata, never edited and never shared
+# with the tables above (a later column there must not reach an old version's step).
+_v1 = sa.MetaData()
+_v1_grades = sa.Table(
+    "grades",
+    _v1,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("kernel", sa.Text, nullable=False),
+    sa.Column("preset", sa.Text, nullable=False),
+    sa.Column("datatype", sa.Text, nullable=False),
+    sa.Column("language", sa.Text, nullable=False),
+    sa.Column("route", sa.Text, nullable=False),
+    sa.Column("correct", sa.Boolean, nullable=False),
+    sa.Column("native_ns", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("baseline_ns", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("speedup", sa.Float, nullable=False, server_default="0"),
+    sa.Column("convert_in_ns", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("convert_out_ns", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("max_rel_error", sa.Float, nullable=True),
+    sa.Column("precision_override", sa.Text, nullable=True),
+    sa.Column("requests", sa.Text, nullable=False, server_default=""),
+    sa.Column("of_grade_id", sa.Integer, sa.ForeignKey("grades.id"), nullable=True),
+    sa.Column("source_sha256", sa.Text, nullable=False, server_default=""),
+    sa.Column("detail", sa.Text, nullable=False, server_default=""),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+)
+_v1_grade_requests = sa.Table(
+    "grade_requests",
+    _v1,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "grade_id", sa.Integer, sa.ForeignKey("grades.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("array", sa.Text, nullable=True),
+    sa.Column("entry", sa.Text, nullable=False),
+    sa.UniqueConstraint("grade_id", "position"),
+)
+_v2 = sa.MetaData()
+_v2_baselines = sa.Table(
+    "baselines",
+    _v2,
+    sa.Column("kernel", sa.Text, primary_key=True),
+    sa.Column("preset", sa.Text, primary_key=True),
+    sa.Column("datatype", sa.Text, primary_key=True),
+    sa.Column("seed", sa.Integer, primary_key=True, autoincrement=False),
     sa.Column("baseline_ns", sa.BigInteger, nullable=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
 )
@@ -89,56 +153,61 @@ baselines = sa.Table(
 def _create(*tables: sa.Table) -> Callable[[Connection], None]:
     def step(connection: Connection) -> None:
         for table in tables:
-            table.create(connection, checkfirst=True)
+            table.create(connection)
 
     return step
 
 
-def _index(name: str, table: sa.Table, *columns: str) -> Callable[[Connection], None]:
-    # Plain DDL: an sa.Index would attach itself to the table and be created again with it.
+def _sql(*statements: str, dialect: str | None = None) -> Callable[[Connection], None]:
+    """Plain DDL, on every dialect or only on `dialect`."""
+
     def step(connection: Connection) -> None:
-        connection.execute(
-            sa.text(f"CREATE INDEX IF NOT EXISTS {name} ON {table.name} ({', '.join(columns)})")
-        )
+        if dialect is None or connection.dialect.name == dialect:
+            for statement in statements:
+                connection.execute(sa.text(statement))
 
     return step
-
-
-def _widen_baseline_seed(connection: Connection) -> None:
-    # SQLite's INTEGER already holds 64 bits; PostgreSQL's integer holds 32.
-    if connection.dialect.name == "postgresql":
-        connection.execute(sa.text("ALTER TABLE baselines ALTER COLUMN seed TYPE BIGINT"))
 
 
 def _add_integrity_columns(connection: Connection) -> None:
-    # Frozen DDL: version 6 as it shipped, whatever the table definition says later.
-    # (a database whose version 1 created today's table has them already).
+    # Version 6 as it shipped: four columns, each NOT NULL with a default for the rows before it.
     false = "FALSE" if connection.dialect.name == "postgresql" else "0"
-    present = {column["name"] for column in sa.inspect(connection).get_columns("grades")}
     for name, ddl in (
         ("suspect", f"BOOLEAN NOT NULL DEFAULT {false}"),
         ("measured_speedup", "FLOAT NOT NULL DEFAULT 0"),
         ("protections", "TEXT NOT NULL DEFAULT ''"),
         ("rep_ns", "TEXT NOT NULL DEFAULT ''"),
     ):
-        if name not in present:
-            connection.execute(sa.text(f"ALTER TABLE grades ADD COLUMN {name} {ddl}"))
+        connection.execute(sa.text(f"ALTER TABLE grades ADD COLUMN {name} {ddl}"))
 
 
-# Ordered, append-only: a new column or table is a new entry, never an edit of an old one.
+# Ordered and append-only: a change to the schema is a new entry (and the matching edit of the
+# tables above), never an edit of an old entry; each step is applied exactly once per database.
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
-    (1, "grades and grade_requests", _create(grades, grade_requests)),
-    (2, "baselines cache", _create(baselines)),
+    (1, "grades and grade_requests", _create(_v1_grades, _v1_grade_requests)),
+    (2, "baselines cache", _create(_v2_baselines)),
     (
         3,
         "leaderboard index",
-        _index("grades_leaderboard", grades, "kernel", "preset", "route", "correct"),
+        _sql("CREATE INDEX grades_leaderboard ON grades (kernel, preset, route, correct)"),
     ),
-    (4, "grade_requests by grade", _index("grade_requests_by_grade", grade_requests, "grade_id")),
-    (5, "64-bit baseline seeds", _widen_baseline_seed),
+    (
+        4,
+        "grade_requests by grade",
+        _sql("CREATE INDEX grade_requests_by_grade ON grade_requests (grade_id)"),
+    ),
+    # SQLite's INTEGER already holds 64 bits; PostgreSQL's integer holds 32.
+    (
+        5,
+        "64-bit baseline seeds",
+        _sql("ALTER TABLE baselines ALTER COLUMN seed TYPE BIGINT", dialect="postgresql"),
+    ),
     (6, "suspect grades, measured speedups, protections and rep times", _add_integrity_columns),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+# Taken by every migrating transaction on PostgreSQL (SQLite's BEGIN IMMEDIATE is its lock).
+_MIGRATION_LOCK = 0x6862_5F6D_6967_7261  # "hb_migra"
 
 _engines: dict[str, Engine] = {}
 _engines_lock = threading.Lock()
@@ -152,21 +221,26 @@ def connect(url: str) -> Engine:
     with _engines_lock:
         if url in _engines:
             return _engines[url]
-        if url.startswith("postgresql://"):
-            url_for_driver = "postgresql+psycopg://" + url.removeprefix("postgresql://")
-        else:
-            url_for_driver = url
-        if url_for_driver.startswith("sqlite"):
-            _private_sqlite_file(url_for_driver)
-            engine = sa.create_engine(
-                url_for_driver, connect_args={"check_same_thread": False, "timeout": 30}
-            )
-            sa.event.listen(engine, "connect", _sqlite_pragmas)
-        else:
-            engine = sa.create_engine(url_for_driver, pool_pre_ping=True)
+        engine = make_engine(url)
         migrate(engine)
         _engines[url] = engine
         return engine
+
+
+def make_engine(url: str) -> Engine:
+    """A new engine for `url` as connect() configures it, neither cached nor migrated."""
+    if url.startswith("postgresql://"):
+        url_for_driver = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+    else:
+        url_for_driver = url
+    if url_for_driver.startswith("sqlite"):
+        _private_sqlite_file(url_for_driver)
+        engine = sa.create_engine(
+            url_for_driver, connect_args={"check_same_thread": False, "timeout": 30}
+        )
+        sa.event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return sa.create_engine(url_for_driver, pool_pre_ping=True)
 
 
 def _private_sqlite_file(url: str) -> None:
@@ -195,21 +269,44 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 def applied_versions(engine: Engine) -> list[int]:
     with engine.connect() as connection:
-        if not sa.inspect(connection).has_table("schema_migrations"):
-            return []
-        return [row.version for row in connection.execute(sa.select(schema_migrations.c.version))]
+        return _applied(connection)
 
 
-def migrate(engine: Engine) -> list[int]:
-    """Apply every migration the database lacks, each in its own transaction; the versions applied."""
+def _applied(connection: Connection) -> list[int]:
+    if not sa.inspect(connection).has_table("schema_migrations"):
+        return []
+    query = sa.select(schema_migrations.c.version).order_by(schema_migrations.c.version)
+    return [row.version for row in connection.execute(query)]
+
+
+def _lock(connection: Connection) -> None:
+    """Serialize migrating transactions: a second process opening the same new database waits,
+    then finds the versions applied. On SQLite it also makes the step's DDL part of the
+    transaction (the driver would otherwise run DDL outside one)."""
+    if connection.dialect.name == "sqlite":
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+    elif connection.dialect.name == "postgresql":
+        connection.execute(sa.select(sa.func.pg_advisory_xact_lock(_MIGRATION_LOCK)))
+
+
+def migrate(engine: Engine, to: int | None = None) -> list[int]:
+    """Apply every migration the database lacks, in order, each in its own transaction with its
+    schema_migrations row; up to version `to` (default: all). The versions applied."""
+    known = [version for version, _, _ in MIGRATIONS]
+    if to is not None and to not in known:
+        raise ValueError(f"migrate: no migration {to}; the versions are {known}")
+    wanted = [m for m in MIGRATIONS if to is None or m[0] <= to]
+    if {version for version, _, _ in wanted} <= set(applied_versions(engine)):
+        return []  # the usual case: no lock taken
     with engine.begin() as connection:
+        _lock(connection)
         schema_migrations.create(connection, checkfirst=True)
-    done = set(applied_versions(engine))
     applied = []
-    for version, description, step in MIGRATIONS:
-        if version in done:
-            continue
+    for version, description, step in wanted:
         with engine.begin() as connection:
+            _lock(connection)
+            if version in _applied(connection):
+                continue
             step(connection)
             connection.execute(
                 schema_migrations.insert().values(
@@ -416,3 +513,13 @@ def orphan_grades(engine: Engine) -> Sequence[int]:
         )
         query = sa.select(grades.c.id).where(grades.c.requests != "", ~has_rows)
         return [row.id for row in connection.execute(query)]
+
+
+def credit_verified(engine: Engine, grade_id: int) -> None:
+    """Credit a suspect grade its measured speedup, once a regrade has verified it."""
+    with engine.begin() as connection:
+        connection.execute(
+            sa.update(grades)
+            .where(grades.c.id == grade_id, grades.c.suspect.is_(True))
+            .values(suspect=False, speedup=grades.c.measured_speedup)
+        )

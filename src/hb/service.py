@@ -414,19 +414,8 @@ class JudgeHandler:
         self.hidden_seed = hidden_seed(config)
         self.engine = results_db.connect(config.database_url)
         box = config.sandbox
-        common = {
-            "nproc": box.nproc, "fsize_bytes": box.fsize_mb << 20, "uid_base": box.uid_base,
-            "uid_count": box.uid_count, "disk_bytes": box.disk_mb << 20,
-            "scratch_bytes": box.scratch_mb << 20, "require": tuple(box.require),
-        }  # fmt: skip
-        self.limits = sandbox.Limits(
-            timeout_s=box.timeout_s, cpu_s=box.cpu_s, memory_bytes=box.memory_mb << 20,
-            cpus=box.cpus, **common,
-        )  # fmt: skip
-        self.build_limits = sandbox.Limits(
-            timeout_s=box.build_timeout_s, cpu_s=max(box.cpu_s, 120),
-            memory_bytes=max(box.memory_mb, 4096) << 20, **common,
-        )  # fmt: skip
+        self.limits = box.limits()
+        self.build_limits = box.limits(build=True)
         # Boxes an earlier judge left behind (killed with it or not) end here.
         sandbox.reap_stale_boxes(config.data_dir)
         self._grade_slots = threading.Semaphore(config.service.workers)
@@ -640,6 +629,46 @@ class JudgeHandler:
         grade_id = results_db.add_grade(self.engine, outcome.pop("record"), granted)
         return {"grade_id": grade_id, **outcome}
 
+    def verify(self, grade_id: int, source: str) -> dict[str, Any]:
+        """Verify a suspect grade: regrade its source (which must hash to the recorded digest)
+        under its recorded request, kernel, language and preset, on the hidden inputs, with the
+        baseline timed again. The regrade is recorded (route `verify`, of the grade); when it is
+        correct and its own measured speedup is at least half the recorded one, the suspect grade
+        is credited its measured speedup. Returns the regrade's answer and `verified`."""
+        row = results_db.get_grade(self.engine, grade_id)
+        if row is None:
+            raise RequestFault(f"grade {grade_id}: no such grade")
+        if not row["suspect"]:
+            raise RequestFault(f"grade {grade_id}: not suspect; nothing to verify")
+        if hashlib.sha256(source.encode()).hexdigest() != row["source_sha256"]:
+            raise RequestFault(
+                f"grade {grade_id}: the source given does not hash to the graded one "
+                f"({row['source_sha256'][:12]}...)"
+            )
+        requests = results_db.requests_of_row(row)
+        submission = Submission(
+            kernel=row["kernel"], language=row["language"], source=source,
+            requests=json.loads(requests.to_json() or "{}") or None,
+        )  # fmt: skip
+        manifest = self.manifest(submission.kernel)
+        problem = self.problem(manifest)
+        granted = self.granted_requests(submission.requests, manifest)
+        with self._grade_slots:
+            outcome = self._grade_unrecorded(
+                submission.model_copy(update={"preset": row["preset"]}), manifest, problem,
+                granted, "verify", refresh_baseline=True,
+            )  # fmt: skip
+        outcome = hidden_answer(outcome, kernels.output_names(manifest))
+        record = outcome.pop("record")
+        regrade_id = results_db.add_grade(self.engine, record, of_grade_id=grade_id)
+        verified = bool(
+            record.get("correct")
+            and record.get("measured_speedup", 0.0) >= 0.5 * float(row["measured_speedup"])
+        )
+        if verified:
+            results_db.credit_verified(self.engine, grade_id)
+        return {"grade_id": regrade_id, "of_grade_id": grade_id, "verified": verified, **outcome}
+
     def _seed(self, route: str) -> int:
         """The public seed for /score; every other route grades on the hidden inputs, whose seed
         was resolved at start (config.hidden_seed)."""
@@ -652,6 +681,7 @@ class JudgeHandler:
         problem: Problem,
         granted: Requests,
         route: str,
+        refresh_baseline: bool = False,
     ) -> dict[str, Any]:
         preset = submission.preset or self.config.grading.preset
         precision = problem.precision
@@ -739,7 +769,7 @@ class JudgeHandler:
         else:
             baseline_ns = self._baseline(
                 manifest, preset, precision, seed, sizes, scalars, problems,
-                refresh=route == "submit",
+                refresh=route == "submit" or refresh_baseline,
             )  # fmt: skip
             ratio = speedup(baseline_ns, run.kernel_ns) if comparison.correct else 0.0
         suspect = ratio > self.config.grading.speedup_suspect_above
@@ -792,7 +822,7 @@ class JudgeHandler:
                 directory=directory, preset=preset, seed=seed, reps=self.config.grading.reps,
                 warmup=self.config.grading.warmup, launcher=template, hostfile=hostfile,
                 timeout_s=self.config.sandbox.timeout_s, band=problem.band,
-                limits=mpi_driver.rank_limits(self.config.sandbox),
+                limits=self.limits,
                 build_directory=self.config.build_cache_dir / "mpi",
                 residency=self.config.mpi.residency,
             )  # fmt: skip

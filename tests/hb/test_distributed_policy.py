@@ -329,9 +329,9 @@ def test_launcher_environment_passes_only_mpi_and_launcher_variables() -> None:
 
 def test_every_launched_process_inherits_the_limits(tmp_path: Path) -> None:
     from hb import sandbox
-    from hb.distributed.launch import RankLimits, box_limits, run_launcher
+    from hb.distributed.launch import box_limits, run_launcher
 
-    limits = box_limits(10, RankLimits(cpu_s=7, memory_bytes=1 << 30, fsize_bytes=None))
+    limits = box_limits(10, sandbox.Limits(cpu_s=7, memory_bytes=1 << 30))
     with sandbox.Box(tmp_path, limits) as box:
         result = run_launcher(
             box, ["sh", "-c", "ulimit -v; ulimit -t; ulimit -c"], timeout_s=10,
@@ -339,3 +339,4 @@ def test_every_launched_process_inherits_the_limits(tmp_path: Path) -> None:
         )  # fmt: skip
     assert result.failure() is None
     assert result.stdout.split() == ["1048576", "7", "0"]
+    assert limits.timeout_s == 10

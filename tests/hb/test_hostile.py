@@ -9,6 +9,7 @@ kernel then spoils its own output, so a correct grade means every attempt was re
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import socket
 import threading
@@ -326,7 +327,8 @@ def test_a_build_cannot_read_the_hosts_files(judge) -> None:
 # -- limits of the box as a whole ---------------------------------------------------------------
 
 
-def test_memory_is_bounded_for_all_processes_together(judge) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_memory_is_bounded_for_all_processes_together(judge, mode: str) -> None:
     attack = """static int attack(void) {
         /* five children of 400 MB each against a 1 GB box */
         for (int c = 0; c < 5; ++c) if (fork() == 0) {
@@ -338,19 +340,24 @@ def test_memory_is_bounded_for_all_processes_together(judge) -> None:
         while (wait(&status) > 0) if (WIFEXITED(status)) ++survivors;
         return survivors == 5;
     }"""
-    body = grade(judge, "single", attack)
-    assert body["correct"] is False or body["correct"] is True  # a clean grade either way
+    body = grade(judge, mode, attack)
+    # Either the children were killed and the kernel saw it (correct), or the box went over its
+    # limit and the run was ended; never all five children alive (a spoiled output).
     if body["correct"] is False:
-        assert "memory" in body["reason"] or "SIGKILL" in body["reason"]
+        assert "outside rtol" not in body["reason"], body["reason"]
+        assert any(w in body["reason"] for w in ("memory", "SIGKILL", "killed", "status")), body[
+            "reason"
+        ]
 
 
-def test_disk_is_bounded_for_the_run_directory_as_a_whole(judge) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_disk_is_bounded_for_the_run_directory_as_a_whole(judge, mode: str) -> None:
     attack = """static int attack(void) {
         /* sixteen files of 60 MB against a 256 MB run directory */
         static char block[1 << 20];
         int written = 0;
         for (int f = 0; f < 16; ++f) {
-            char name[32]; snprintf(name, sizeof name, "fill%d", f);
+            char name[48]; snprintf(name, sizeof name, "fill%d-%d", (int)getpid(), f);
             FILE *h = fopen(name, "w");
             if (!h) break;
             int ok = 1;
@@ -359,10 +366,11 @@ def test_disk_is_bounded_for_the_run_directory_as_a_whole(judge) -> None:
             if (!ok) break;
             ++written;
         }
-        for (int f = 0; f < 16; ++f) { char name[32]; snprintf(name, sizeof name, "fill%d", f); unlink(name); }
+        for (int f = 0; f < 16; ++f) { char name[48]; snprintf(name, sizeof name, "fill%d-%d", (int)getpid(), f); unlink(name); }
         return written == 16;
     }"""
-    assert grade(judge, "single", attack)["correct"] is True
+    body = grade(judge, mode, attack)
+    assert body["correct"] is True, body["reason"]
 
 
 def test_boxes_get_different_uids_across_judges(tmp_path: Path) -> None:
@@ -566,6 +574,49 @@ def test_a_suspect_speedup_is_recorded_and_not_credited(tmp_path: Path) -> None:
         engine = results_db.connect(config.database_url)
         row = results_db.get_grade(engine, body["grade_id"])
         assert row is not None and row["suspect"] is True and row["speedup"] == 0.0
+    # Verification regrades the same source on the hidden inputs; a confirmed grade is credited.
+    from hb import cli
+
+    source_file = tmp_path / "solution.c"
+    source_file.write_text(source.replace("alpha", "alpha") + "\n/* another */")
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text(json.dumps(config.model_dump(mode="json")))
+    assert (
+        cli.main(
+            [
+                "verify",
+                str(body["grade_id"]),
+                "--source",
+                str(source_file),
+                "--config",
+                str(config_file),
+            ]
+        )
+        == 2
+    )
+    source_file.write_text(source)
+    code = cli.main(
+        [
+            "verify",
+            str(body["grade_id"]),
+            "--source",
+            str(source_file),
+            "--config",
+            str(config_file),
+        ]
+    )
+    row = results_db.get_grade(engine, body["grade_id"])
+    assert row is not None
+    if code == 0:
+        assert row["suspect"] is False and row["speedup"] == row["measured_speedup"] > 0
+    else:  # the regrade did not confirm it (a busy machine): still suspect, still not credited
+        assert code == 1 and row["suspect"] is True and row["speedup"] == 0.0
+    regrades = [
+        r
+        for r in results_db.list_grades(engine, route="verify")
+        if r["of_grade_id"] == body["grade_id"]
+    ]
+    assert len(regrades) == 1
 
 
 def test_a_grade_lists_its_protections_and_a_setup_can_demand_them(tmp_path: Path) -> None:

@@ -23,7 +23,6 @@ from hb.distributed.driver import LAYOUT_MAGIC, LAYOUT_VERSION
 from hb.distributed.launch import (
     LOCAL_LAUNCHER,
     LaunchResult,
-    RankLimits,
     box_limits,
     launcher_command,
     launcher_environment,
@@ -188,7 +187,7 @@ def run_distributed(
     hostfile: str | Path | None = None,
     timeout_s: float = 60.0,
     threads_per_rank: int = 1,
-    limits: RankLimits | None = None,
+    limits: sandbox.Limits | None = None,
     casts: Mapping[str, str] | None = None,
     device: bool = False,
 ) -> DistributedRun:
@@ -428,7 +427,7 @@ def grade_distributed(
     hostfile: str | Path | None = None,
     timeout_s: float = 60.0,
     tolerance: Tolerance | None = None,
-    limits: RankLimits | None = None,
+    limits: sandbox.Limits | None = None,
     threads_per_rank: int = 1,
     casts: Mapping[str, str] | None = None,
     device: bool = False,

@@ -4,6 +4,7 @@ ends the launcher's whole process group, so a crashed or hung rank leaves no pro
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import signal
@@ -130,27 +131,11 @@ def _failure_detail(stdout: str, stderr: str) -> str:
     return f": {' | '.join(chosen[:3])}" if chosen else ""
 
 
-@dataclass(frozen=True)
-class RankLimits:
-    """Resource limits every process of a local run inherits (the launcher, hydra's proxies and
-    each rank): CPU seconds, address space and file size in bytes; None leaves one unset."""
-
-    cpu_s: int | None = 120
-    memory_bytes: int | None = 8 << 30
-    fsize_bytes: int | None = 1 << 30
-
-
-def box_limits(timeout_s: float, limits: RankLimits | None = None) -> sandbox.Limits:
-    """The box a local run starts in: the launcher, hydra's proxies and every rank share it (one
-    cgroup for all their memory and processes); each process inherits the rlimits."""
-    applied = limits or RankLimits()
-    defaults = sandbox.Limits()
-    return sandbox.Limits(
-        timeout_s=timeout_s,
-        cpu_s=applied.cpu_s or defaults.cpu_s,
-        memory_bytes=applied.memory_bytes or defaults.memory_bytes,
-        fsize_bytes=applied.fsize_bytes or defaults.fsize_bytes,
-    )
+def box_limits(timeout_s: float, limits: sandbox.Limits | None = None) -> sandbox.Limits:
+    """The box a local run starts in: the judge's (or the default) box with the run's wall-clock
+    limit; the launcher, hydra's proxies and every rank share it (one cgroup for all their memory
+    and processes), and each process inherits its rlimits."""
+    return dataclasses.replace(limits or sandbox.Limits(), timeout_s=timeout_s)
 
 
 def run_launcher(
