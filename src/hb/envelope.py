@@ -52,3 +52,7 @@ class RequestsCheckBody(_Envelope):
     kernel: str
     language: str = "c"
     requests: RequestsField = Field(default_factory=Requests)
+    # The sizes the request is checked at: a preset's, or every size symbol given; neither means
+    # the configured preset (the one /submit grades at).
+    preset: str | None = None
+    sizes: dict[str, int] | None = None

@@ -248,6 +248,8 @@ def _failure_reason(report: dict[str, Any], oom: bool, log: str) -> str:
         return "the run ended during the kernel call (did the kernel call exit()?)"
     if failure == "freeze":
         return "the box could not be frozen to read its outputs"
+    if failure.startswith("supervisor: "):
+        return f"the run could not be staged: {failure.removeprefix('supervisor: ')}"
     return f"the run failed: {failure or 'no result'}"
 
 

@@ -127,21 +127,27 @@ def with_task_grid(
     return Requests.validate(document)
 
 
-def shuffle_refusal(requests: Requests, manifest: Manifest, precision: str) -> str | None:
-    """A shuffle whose f and f_inv are not inverse bijections at preset S's sizes (relayout checks
-    them exhaustively once every extent is a constant, up to BIJECTION_CHECK_LIMIT cells)."""
+def shuffle_refusal(
+    requests: Requests, manifest: Manifest, precision: str, sizes: dict[str, int], label: str
+) -> str | None:
+    """A shuffle whose f and f_inv are not inverse bijections at the graded sizes (relayout checks
+    them exhaustively once every extent is a constant, up to BIJECTION_CHECK_LIMIT cells); where
+    the graded box is past that limit, at preset S's sizes too, so the pair is always checked
+    somewhere before the build."""
     if not any(op.action == "shuffle" for op in requests.operations):
         return None
-    sizes = manifest.preset_sizes(SHUFFLE_PRESET)
-    try:
-        answer = relayout_check(requests, manifest, precision, sizes)
-    except RequestError as error:
-        return str(error)
-    return (
-        None
-        if answer.accepted
-        else f"{answer.refusal} (checked at preset {SHUFFLE_PRESET}: {sizes})"
-    )
+    checks = [(label, sizes)]
+    smallest = manifest.preset_sizes(SHUFFLE_PRESET)
+    if smallest != sizes:
+        checks.append((f"preset {SHUFFLE_PRESET}", smallest))
+    for where, at in checks:
+        try:
+            answer = relayout_check(requests, manifest, precision, at)
+        except RequestError as error:
+            return str(error)
+        if not answer.accepted:
+            return f"{answer.refusal} (checked at {where}: {at})"
+    return None
 
 
 def requests_refusal(
@@ -152,11 +158,19 @@ def requests_refusal(
     config: Config,
     problem_precision: str,
     submitted: Requests | None = None,
+    sizes: dict[str, int] | None = None,
+    label: str = "",
 ) -> str | None:
     """Why the judge refuses this request (as granted) before any build, in the spec's order: the
     setup's allowances (judged on the request as submitted, since a grid the judge injected under
     requests.grid: task is no fault of the submitter), the fp64-only cast refusal, the startup.load
-    catalog, distribution, and the kernel's own checks (relayout's, then the shuffle bijection)."""
+    catalog, distribution, and the kernel's own checks (relayout's, then the shuffle bijection),
+    these two at the graded `sizes` (`label` names them: "preset M"), so a block whose factor does
+    not divide the extent there, or a pad that makes the buffer impossibly large, is refused
+    before anything is built."""
+    if sizes is None:
+        sizes = manifest.preset_sizes(config.grading.preset)
+        label = f"preset {config.grading.preset}"
     refusal = allowances.refusal(
         submitted if submitted is not None else requests,
         distributed=bool(requests.startup.grid),
@@ -184,9 +198,11 @@ def requests_refusal(
     if refusal is None and sparse.has_sparse(manifest):
         refusal = sparse.sparse_refusal(requests, manifest)
     if refusal is None and requests.operations:
-        refusal = _relayout_refusal(requests, manifest, problem_precision)
+        refusal = _relayout_refusal(
+            requests, manifest, problem_precision, sizes, label, config.sandbox.memory_mb << 20
+        )
     if refusal is None:
-        refusal = shuffle_refusal(requests, manifest, problem_precision)
+        refusal = shuffle_refusal(requests, manifest, problem_precision, sizes, label)
     return refusal
 
 
@@ -232,12 +248,97 @@ def distributed_request_refusal(
     )
 
 
-def _relayout_refusal(requests: Requests, manifest: Manifest, precision: str) -> str | None:
+def _relayout_refusal(
+    requests: Requests, manifest: Manifest, precision: str, sizes: dict[str, int], label: str,
+    memory_bytes: int | None = None,
+) -> str | None:  # fmt: skip
+    """relayout's refusal of the request: the names it gives (never a kernel's scalar, size
+    symbol or pointer), symbolically, then at the graded sizes, and the buffers it makes there
+    (together no larger than the box's memory)."""
+    refusal = name_refusal(requests, manifest)
+    if refusal is not None:
+        return refusal
     try:
         answer = relayout_check(requests, manifest, precision)
+        if answer.accepted and not sparse.has_sparse(manifest):
+            at_sizes = relayout_check(requests, manifest, precision, sizes)
+            if not at_sizes.accepted:
+                return f"{at_sizes.refusal} (at {label}: {sizes})"
+            if memory_bytes is not None:
+                return buffer_refusal(requests, manifest, at_sizes, sizes, label, memory_bytes)
     except RequestError as error:
         return str(error)
     return None if answer.accepted else str(answer.refusal)
+
+
+def name_refusal(requests: Requests, manifest: Manifest) -> str | None:
+    """A name the request gives (a zip's `into`, an unzip's parts, a split's or block's digits)
+    that is already a scalar, a size symbol or another array of the kernel: the C signature
+    would have two parameters of one name, or an expression would read the wrong symbol."""
+    taken = {
+        **{name: "a size symbol" for name in manifest.sizes},
+        **{scalar.name: "a scalar" for scalar in manifest.scalars},
+    }
+    arrays = {array.name for array in manifest.arrays}
+    for index, operation in enumerate(requests.operations):
+        given = getattr(operation, "into", None)
+        names = [given] if isinstance(given, str) else list(given or [])
+        for name in names:
+            what = taken.get(name)
+            if what is None and operation.action in ("zip", "unzip") and name in arrays:
+                consumed = set(
+                    getattr(operation, "arrays", None) or [getattr(operation, "array", "")]
+                )
+                what = None if name in consumed else "an array"
+            if what is not None:
+                return (
+                    f"operations[{index}] ({operation.action}): into {name!r} is {what} of "
+                    f"{manifest.name}; choose a name the kernel does not use"
+                )
+    return None
+
+
+def buffer_refusal(
+    requests: Requests, manifest: Manifest, answer: RequestsCheck, sizes: dict[str, int],
+    label: str, memory_bytes: int,
+) -> str | None:  # fmt: skip
+    """The pointers the request makes, at the graded sizes, together larger than the box's
+    memory: refused before anything is allocated, naming the pointer and its last operation."""
+    from relayout import expr as E
+    from relayout.dtypes import precision as relayout_precision
+
+    total = 0
+    shapes = {array.name: manifest.shape_of(array, sizes) for array in manifest.arrays}
+    for name, spec in (answer.arrays or {}).items():
+        source = (spec.zips or [name])[0] if getattr(spec, "zips", None) else name
+        dims = shapes.get(source, ())
+        env = {f"d{i}": int(extent) for i, extent in enumerate(dims)} | dict(sizes)
+        count = 1
+        try:
+            for extent in spec.extents:
+                count *= max(int(E.parse(str(extent)).evaluate(env)), 0)
+                if count > 2**62:
+                    break
+        except (E.ExprError, ValueError, TypeError):
+            continue  # an extent the judge cannot evaluate here is relayout's to refuse
+        itemsize = relayout_precision(str(spec.dtype)).numpy_dtype.itemsize if spec.dtype else 8
+        total += count * itemsize
+        if total > memory_bytes:
+            last = max(
+                (i for i, op in enumerate(requests.operations)
+                 if name in {getattr(op, "array", None), getattr(op, "into", None)}),
+                default=None,
+            )  # fmt: skip
+            where = (
+                f"operations[{last}] ({requests.operations[last].action})"
+                if last is not None
+                else name
+            )
+            return (
+                f"{where}: at {label} ({sizes}) the buffers reach {total} bytes at {name}, more "
+                f"than the box's memory ({memory_bytes} bytes)"
+            )
+    return None
 
 
 def relayout_check(
@@ -533,8 +634,16 @@ class JudgeHandler:
         return requests
 
     def refusal(
-        self, submitted: Requests, granted: Requests, manifest: Manifest, language: str
+        self,
+        submitted: Requests,
+        granted: Requests,
+        manifest: Manifest,
+        language: str,
+        sizes: dict[str, int] | None = None,
+        label: str = "",
     ) -> str | None:
+        """Why the judge refuses the call before any build, checked at the graded `sizes`
+        (default: the configured preset's)."""
         try:
             languages.language(language)
         except ValueError as error:
@@ -547,15 +656,48 @@ class JudgeHandler:
             self.config,
             self.problem(manifest).precision,
             submitted=submitted,
+            sizes=sizes,
+            label=label,
         )
+
+    def graded_sizes(
+        self, manifest: Manifest, preset: str | None = None, sizes: dict[str, int] | None = None
+    ) -> tuple[dict[str, int], str]:
+        """The sizes a call is graded (or checked) at, and how to name them: explicit `sizes`
+        (every size symbol of the kernel, positive integers), a preset, or the configured one."""
+        if sizes is not None:
+            symbols = list(manifest.preset_sizes(next(iter(manifest.presets))))
+            unknown = sorted(set(sizes) - set(symbols))
+            missing = [name for name in symbols if name not in sizes]
+            if unknown or missing:
+                raise RequestFault(
+                    f"sizes: {manifest.name}'s size symbols are {symbols}"
+                    + (f"; unknown {unknown}" if unknown else "")
+                    + (f"; missing {missing}" if missing else "")
+                )
+            for name, value in sizes.items():
+                if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 2**40:
+                    raise RequestFault(
+                        f"sizes.{name}: expected an integer in [1, 2^40), got {value!r}"
+                    )
+            return dict(sizes), "the given sizes"
+        chosen = preset or self.config.grading.preset
+        if chosen not in manifest.presets:
+            raise RequestFault(f"preset: {chosen!r} is not one of {list(manifest.presets)}")
+        return manifest.preset_sizes(chosen), f"preset {chosen}"
 
     def check(self, body: RequestsCheckBody) -> dict[str, Any]:
         """POST /requests/check: the answer a submission would get, building nothing; a refusal
         (the datatype's too) is accepted: false, only a malformed request a 400."""
         manifest = self.manifest(body.kernel)
         granted = self.granted_requests(body.requests, manifest)
+        if body.preset is not None and body.sizes is not None:
+            raise RequestFault(
+                "preset, sizes: give one of them (or neither: the configured preset)"
+            )
+        sizes, label = self.graded_sizes(manifest, body.preset, body.sizes)
         try:
-            refusal = self.refusal(body.requests, granted, manifest, body.language)
+            refusal = self.refusal(body.requests, granted, manifest, body.language, sizes, label)
             precision = self.problem(manifest).precision
         except RequestFault as fault:
             return {"accepted": False, "refusal": fault.detail}
@@ -618,7 +760,10 @@ class JudgeHandler:
         submission = submission.model_copy(update={"preset": preset})
         problem = self.problem(manifest)
         granted = self.granted_requests(submission.requests, manifest)
-        refusal = self.refusal(submission.requests, granted, manifest, submission.language)
+        sizes, label = self.graded_sizes(manifest, preset)
+        refusal = self.refusal(
+            submission.requests, granted, manifest, submission.language, sizes, label
+        )
         if refusal is not None:
             refused_requests(self.engine, submission, granted, refusal, route, problem.precision)
             raise RequestFault(refusal)
@@ -731,9 +876,9 @@ class JudgeHandler:
                 granted, manifest, precision, sizes
             )
         except Exception as error:  # relayout's build or lowering: the grade fails, the judge stays
-            reason = (
-                f"the request's conversion kernels did not build: {type(error).__name__}: {error}"
-            )
+            from hb.supervisor import describe
+
+            reason = f"the request's conversion kernels did not build: {describe(error)}"
             return self._failed(record, response, reason)
         try:
             reps, pointers = self._rep_inputs(

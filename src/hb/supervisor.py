@@ -200,8 +200,8 @@ def _run(jobdir: Path, job: dict[str, Any], arenas: list[_Arena], callers: int,
         ended = True
     except RunFailure as failure:
         report["failure"] = str(failure)
-    except (OSError, ValueError, KeyError) as error:
-        report["failure"] = f"supervisor: {error}"
+    except (OSError, ValueError, KeyError, MemoryError) as error:
+        report["failure"] = f"supervisor: {describe(error)}"
     finally:
         session.finish(report, ended)
     return report
@@ -404,9 +404,21 @@ def _arguments(size: int, offsets: list[int], trailing: list[dict[str, Any]], wo
     return b"a" + json.dumps(message).encode() + b"\n"
 
 
+def describe(error: BaseException) -> str:
+    """An error in words, without its class name: what went wrong, for a grade's reason."""
+    if isinstance(error, MemoryError):
+        return "the staged buffers do not fit in the judge's memory"
+    if isinstance(error, OSError):
+        return error.strerror or "an operating-system error"
+    return str(error) or "an internal error of the judge"
+
+
 def main(argv: list[str]) -> int:
     jobdir = Path(argv[1])
-    report = supervise(jobdir)
+    try:
+        report = supervise(jobdir)
+    except Exception as error:  # reported as the run's failure, never as a traceback
+        report = {"ok": False, "reps": [], "failure": f"supervisor: {describe(error)}"}
     (jobdir / RESULT_FILE).write_text(json.dumps(report))
     return 0
 
