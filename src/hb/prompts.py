@@ -27,18 +27,30 @@ def task_actions(
     distributed: bool = False,
     language: str = "c",
     precision_override: str | None = None,
+    precision: str | None = None,
 ) -> RequestActions:
     """The offer of this task: cast on floating dense arrays of a kernel that takes casts (an
     fp64-only kernel under a grading.precision_override_kernels entry takes them, as the judge
     lets them stand), single-node layouts on dense arrays when not distributed, format on sparse
     arrays."""
+    from hb import mpi_driver
+
+    has_sparse = any(a.is_sparse for a in manifest.arrays)
+    distributable = (
+        bool(manifest.distribution)
+        and not has_sparse
+        and language == "c"
+        and mpi_driver.DistributedKernel.from_manifest(manifest).refusal() is None
+    )
     return allowances.actions(
         has_floating_dense=any(a.is_floating and not a.is_sparse for a in manifest.arrays),
         has_dense=any(not a.is_sparse for a in manifest.arrays),
-        has_sparse=any(a.is_sparse for a in manifest.arrays),
+        has_sparse=has_sparse,
         distributed=distributed,
         c_abi=language in languages.LANGUAGES,
         fp64_only=manifest.fp64_only and precision_override is None,
+        problem_precision=precision,
+        distributable=distributable,
     )
 
 
@@ -75,16 +87,27 @@ def build_context(
 ) -> TaskContext:
     """The task's offer and the prompt's requests section (empty when nothing is offered);
     `precision_override` is the band a grading.precision_override_kernels entry grades in."""
-    offer = task_actions(manifest, allowances, distributed, language, precision_override)
+    offer = task_actions(manifest, allowances, distributed, language, precision_override, precision)
     if offer.empty:
         return TaskContext(offer, "")
     lines = [
         "## Requests",
         "",
         "Your submission may carry a `requests` object that changes how the data reaches your kernel.",
-        f"Without one, the kernel is called as:\n\n    {abi.default_signature(manifest, precision)}",
-        "",
     ]
+    if distributed:
+        from hb import mpi_driver
+
+        kernel = mpi_driver.DistributedKernel.from_manifest(manifest)
+        lines.append(
+            "Every grade runs on MPI ranks; without a request (the task's default distribution) "
+            f"each rank calls:\n\n    {kernel.c_prototype(precision)};"
+        )
+    else:
+        lines.append(
+            f"Without one, the kernel is called as:\n\n    {abi.default_signature(manifest, precision)}"
+        )
+    lines.append("")
     if offer.load:
         offered = languages.offered_libraries(language)
         lines.append(
@@ -108,9 +131,10 @@ def build_context(
         lines.append(f"- layout operations {where}: {', '.join(layouts)}.")
     if "format" in offer.actions:
         lines.append("- format: a sparse array's storage format (Sparse formats, below).")
-    if distributed and any(a in offer.actions for a in ("distribute", "replicate", "place")):
+    if any(a in offer.actions for a in ("distribute", "replicate", "place")):
         offered = [a for a in ("distribute", "replicate", "place") if a in offer.actions]
-        lines.append(f"- distribution over the processor grid: {', '.join(offered)}.")
+        graded = "" if distributed else " (a request with startup.grid is graded on MPI ranks)"
+        lines.append(f"- distribution over the processor grid{graded}: {', '.join(offered)}.")
         lines += _mpi_lines(manifest, precision, offer)
     lines.append("")
     lines.append("POST /requests/check shows the pointers and the C signature a request gives.")

@@ -235,26 +235,36 @@ class RequestAllowances(BaseModel):
         distributed: bool,
         c_abi: bool = True,
         fp64_only: bool = False,
+        problem_precision: str | None = None,
+        distributable: bool | None = None,
     ) -> RequestActions:
-        """What a task offers: this setup's allowances narrowed to what the task's arrays and
-        delivery can take."""
+        """What a task offers, exactly what the judge accepts for it: this setup's allowances
+        narrowed to what the task's arrays and delivery can take. `distributed`: every grade runs
+        on MPI ranks (mpi.grade_distributed); without it a kernel that can be distributed
+        (`distributable`, default: it has dense arrays only) still offers the distribution, since
+        a request naming startup.grid is graded on ranks. The problem's own precision is never a
+        cast target (the judge refuses that cast)."""
+        if distributable is None:
+            distributable = has_dense and not has_sparse
+        on_grid = distributable and c_abi and "distribute" in self.allow
         offered: list[str] = []
-        if "cast" in self.allow and has_floating_dense and c_abi and not fp64_only:
+        precisions = tuple(p for p in self.precisions if p != problem_precision)
+        if "cast" in self.allow and has_floating_dense and c_abi and not fp64_only and precisions:
             offered.append("cast")
         if "layout" in self.allow and has_dense and not distributed and c_abi:
             offered += [*DIGIT_ACTIONS, *REGROUP_ACTIONS]
         if "sparse_format" in self.allow and has_sparse:
             offered.append("format")
-        if distributed and "distribute" in self.allow:
+        if on_grid and "distribute" in self.allow:
             offered += ["distribute", "replicate"]
             offered += [a for a in DIGIT_ACTIONS if a not in GRID_ONLY_DIGIT_REFUSED]
-        if distributed and "place" in self.allow:
+        if on_grid and "place" in self.allow:
             offered.append("place")
         return RequestActions(
             actions=tuple(dict.fromkeys(offered)),
             load="load" in self.allow,
-            grid=distributed and "distribute" in self.allow and self.grid == "agent",
-            precisions=self.precisions if "cast" in offered else (),
+            grid=on_grid and "distribute" in self.allow and self.grid == "agent",
+            precisions=precisions if "cast" in offered else (),
         )
 
 

@@ -577,12 +577,20 @@ class JudgeHandler:
             "scalars": {s.name: {"type": s.type, "value": s.value} for s in manifest.scalars},
             "presets": manifest.presets,
             "workspace_bytes": manifest.workspace_bytes,
-            "signature": abi.default_signature(manifest, precision),
+            # Under mpi.grade_distributed every grade runs on ranks: the entry point is the MPI one.
+            "signature": self._task_signature(manifest, precision),
             "request_actions": context.request_actions.model_dump(mode="json"),
             "requests_section": context.requests_section,
             "libraries": languages.offered_libraries("c"),
             **self._task_distribution(manifest, precision),
         }
+
+    def _task_signature(self, manifest: Manifest, precision: str) -> str:
+        if self.config.mpi.grade_distributed and manifest.distribution:
+            kernel = mpi_driver.DistributedKernel.from_manifest(manifest)
+            if kernel.refusal() is None:
+                return kernel.c_prototype(precision) + ";"
+        return abi.default_signature(manifest, precision)
 
     def _task_distribution(self, manifest: Manifest, precision: str) -> dict[str, Any]:
         """The task's distributed side where the setup allows distribute: the MPI entry point,

@@ -376,7 +376,8 @@ def _dense_entry(array: ArrayDecl, precision: str) -> dict[str, Any]:
     c_type = C_TYPES[precision] if array.is_floating else f"{array.dtype}_t"
     return {
         "dtype": precision if array.is_floating else array.dtype,
-        "extents": [str(e) for e in array.shape],
+        # Over d0, d1, ... like relayout's answer for every dense pointer (its dims at the sizes).
+        "extents": [f"d{i}" for i in range(len(array.shape))],
         "declaration": f"{const}{c_type} *restrict {array.name}",
     }
 

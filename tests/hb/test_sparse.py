@@ -273,6 +273,10 @@ def test_stated_extents_are_the_buffer_shapes(to: str) -> None:
         namespace: dict[str, Any] = {**sizes, **size_values, **run.inputs}
         for name, entry in run.abi.arrays.items():
             buffer = run.inputs[name]
+            # A dense pointer's extents are over d0, d1, ...: its dims at the sizes.
+            dense = [a for a in SPMV.arrays if a.name == name and not a.is_sparse]
+            dims = SPMV.shape_of(dense[0], sizes) if dense else ()
+            namespace.update({f"d{i}": extent for i, extent in enumerate(dims)})
             assert [_evaluate(e, namespace) for e in entry["extents"]] == list(buffer.shape), (
                 name,
                 entry,

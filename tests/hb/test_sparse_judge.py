@@ -276,3 +276,13 @@ def test_hb_submit_and_check_take_a_format(
     requests.write_text(json.dumps(format_request("A", "dia", block_size=2)))
     assert cli.main([*common, *submit, "--requests", str(requests)]) == 2
     assert "operations[0] (format): block_size applies only to bcsr" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("to", ["csr", "ell", "bcsr"])
+def test_every_dense_pointer_is_written_over_d0_d1(sparse_handler: JudgeHandler, to: str) -> None:
+    # Whatever else the request holds (a format here), dense pointers read like relayout's.
+    requests = format_request("A", to, **grading_fields(to))
+    answer = sparse_handler.check(RequestsCheckBody(kernel="spmv", requests=requests))
+    assert answer["accepted"] is True, answer.get("refusal")
+    assert answer["arrays"]["x"]["extents"] == ["d0"] and answer["arrays"]["y"]["extents"] == ["d0"]
+    assert all(name.startswith("A_") for name in answer["arrays"] if name not in ("x", "y"))
