@@ -60,6 +60,16 @@ __all__ = [
 
 # Above this many cells a shuffle's f / f_inv pair is not enumerated (the check is skipped).
 BIJECTION_CHECK_LIMIT = 2**20
+# Nor once a request's enumerations would pass this many cell-steps in all (cells times the
+# steps of f and f_inv, a root counting ROOT_STEPS): this bounds the time a request's checks take,
+# whatever its expressions and however many shuffles it has.
+BIJECTION_WORK_LIMIT = 2**25
+ROOT_STEPS = 8
+# The most operations a request may have, and the nodes all its substitutions (each operation's
+# change of variables) may visit in all: with the bounds of each expression, these bound the time
+# and memory one request's check takes.
+MAX_OPERATIONS = 128
+SUBSTITUTION_BUDGET = 2**18
 ZERO = Const(0)
 RESERVED_SYMBOL = re.compile(r"^(P\d*|d\d+)$")
 
@@ -228,6 +238,7 @@ class ProgramState:
     grid: tuple[Expr, ...]
     env: Mapping[str, int]
     gone: Mapping[str, str] = field(default_factory=dict)  # name -> where it went
+    bijection_work: int = 0  # cell-steps the shuffles' bijection checks have spent so far
 
     def pointer(self, name: str, entry: str) -> PointerState:
         for pointer in self.pointers:
@@ -283,7 +294,12 @@ def _check_extents(state: ProgramState, pointer: PointerState, entry: str) -> No
     conversion kernels index its buffer with int64_t."""
     cells = 1
     for digit in pointer.digits:
-        value = value_of(state, pointer, digit.extent)
+        try:
+            value = value_of(state, pointer, digit.extent)
+        except E.ExprError as error:
+            raise RequestError(
+                f"the extent {E.quote(digit.extent)} of {digit.name}: {error}", entry=entry
+            ) from None
         if value is None:
             return
         _check_int64(value, f"the extent {digit.extent} of {digit.name}", entry)
@@ -308,6 +324,8 @@ def initial_state(
                 )
             try:
                 value = extent.evaluate(env)
+            except E.ExprOverflow as error:
+                raise RequestError(f"extent {extent}: {error}", entry=f"arrays.{name}") from None
             except E.ExprError:
                 continue
             if value < 0:
@@ -348,10 +366,14 @@ def resolve(pointer: PointerState, expr: Expr) -> Expr:
 
 
 def value_of(state: ProgramState, pointer: PointerState, expr: Expr) -> int | None:
-    """The integer value of an expression when the bound sizes (and grid) determine it."""
+    """The integer value of an expression when the bound sizes (and grid) determine it; None
+    where they do not. ExprOverflow where a step leaves int64, the sizes bound or not (a part
+    over constants alone is evaluated either way); ExprTooLarge from resolving it."""
     resolved = resolve(pointer, expr)
     try:
         value = resolved.evaluate(state.env)
+    except E.ExprOverflow:
+        raise
     except E.ExprError:
         return None
     return int(value)
@@ -393,6 +415,7 @@ def _prune_live(pointer: PointerState, cells: Sequence[CellMap]) -> tuple[CellMa
     kept = []
     for cell in cells:
         live = []
+        seen: set[Expr] = set()  # a hashed look-up: a list's would compare every pair of trees
         dead = False
         for condition in cell.live:
             if isinstance(condition, Const):
@@ -406,7 +429,8 @@ def _prune_live(pointer: PointerState, cells: Sequence[CellMap]) -> tuple[CellMa
                 and extents.get(condition.left.name) == condition.right
             ):
                 continue
-            if condition not in live:
+            if condition not in seen:
+                seen.add(condition)
                 live.append(condition)
         if not dead:
             kept.append(replace(cell, live=tuple(live)))
@@ -509,7 +533,10 @@ def _amount(
     """A factor, parts or amount of an operation and its value where the sizes fix it; refused
     when that value is below `least`."""
     amount = user_expr(state, pointer, value, entry, what)
-    amount_value = value_of(state, pointer, amount)
+    try:
+        amount_value = value_of(state, pointer, amount)
+    except E.ExprOverflow as error:
+        raise RequestError(f"{what} {value!r}: {error}", entry=entry) from None
     if amount_value is not None:
         _check_int64(amount_value, f"{what} {value!r}", entry)
     if amount_value is not None and amount_value < least:
@@ -863,6 +890,20 @@ def _shuffled_extents(
     return [int(v) for v in values if v is not None]
 
 
+def bijection_work(extents: Sequence[int], functions: Sequence[Expr]) -> int:
+    """The cell-steps check_bijection spends on a box of `extents`: each of f and f_inv is
+    evaluated twice over every cell (once on the box, once on the other's image); 0 where it
+    enumerates nothing (an empty box, or one past BIJECTION_CHECK_LIMIT cells)."""
+    count = int(np.prod(extents, dtype=object)) if extents else 1
+    if count > BIJECTION_CHECK_LIMIT or count == 0:
+        return 0
+    steps = 0
+    for function in functions:
+        for node in E.walk(function):
+            steps += ROOT_STEPS if isinstance(node, E.Call) and node.function == "root" else 1
+    return 2 * count * steps
+
+
 def check_bijection(
     names: Sequence[str],
     extents: Sequence[int],
@@ -870,8 +911,10 @@ def check_bijection(
     inverse: Sequence[Expr],
     env: Mapping[str, int],
 ) -> str | None:
-    """None when forward and inverse are inverse bijections of the box `extents`, else a witness."""
-    count = int(np.prod(extents)) if extents else 1
+    """None when forward and inverse are inverse bijections of the box `extents` (or the box is
+    empty or past BIJECTION_CHECK_LIMIT cells, where nothing is enumerated), else a witness. A
+    step of either that leaves int64 at any cell makes them no bijections, and says so."""
+    count = int(np.prod(extents, dtype=object)) if extents else 1
     if count > BIJECTION_CHECK_LIMIT or count == 0:
         return None
     grid = np.indices(tuple(extents), dtype=np.int64).reshape(len(extents), -1)
@@ -887,13 +930,19 @@ def check_bijection(
     def describe(k: int) -> str:
         return ", ".join(f"{name}={int(grid[j][k])}" for j, name in enumerate(names))
 
+    def failure(what: str, error: E.ExprError) -> str:
+        at = (
+            f" at ({describe(error.cell)})" if error.cell is not None and error.cell < count else ""
+        )
+        if isinstance(error, E.ExprOverflow):
+            return f"{what} overflows int64{at}: {error}"
+        return f"{what} does not evaluate{at}: {error}"
+
     for label, first, second in (("f", forward, inverse), ("f_inv", inverse, forward)):
         try:
             image = apply(first, position)
         except E.ExprError as error:
-            return f"{label} does not evaluate: {error}"
-        except OverflowError:
-            return f"{label} gives values outside int64"
+            return failure(label, error)
         for j, name in enumerate(names):
             outside = np.nonzero((image[j] < 0) | (image[j] >= extents[j]))[0]
             if outside.size:
@@ -902,9 +951,8 @@ def check_bijection(
         try:
             back = apply(second, {name: image[j] for j, name in enumerate(names)})
         except E.ExprError as error:
-            return f"the composition does not evaluate: {error}"
-        except OverflowError:
-            return "the composition gives values outside int64"
+            other = "f_inv" if label == "f" else "f"
+            return failure(f"{other}({label}(...))", error)
         wrong = np.zeros(count, dtype=bool)
         for j in range(len(names)):
             wrong |= back[j] != grid[j]
@@ -922,8 +970,10 @@ def shuffle(state: ProgramState, op: Shuffle, entry: str) -> ProgramState:
     for name in op.digits:
         _find_digit(pointer, name, entry)
     forward = [E.parse(text) for text in op.f]
+    # Checked as written: folding may drop a step that overflows ((x * c) // c is x).
+    written = [E.parse(text) for text in op.f_inv]
     # Folded once here, so that later substitutions compare equal to these expressions.
-    inverse = [E.parse(text).substitute({}) for text in op.f_inv]
+    inverse = [function.substitute({}) for function in written]
     allowed = set(op.digits) | _size_symbols(state) | set(state.env)
     for label, functions in (("f", forward), ("f_inv", inverse)):
         for function in functions:
@@ -934,17 +984,36 @@ def shuffle(state: ProgramState, op: Shuffle, entry: str) -> ProgramState:
                     f"digits {list(op.digits)} and size symbols",
                     entry=entry,
                 )
+    sizes_only = {name: value for name, value in state.env.items() if name not in op.digits}
+    for label, functions in (("f", forward), ("f_inv", written)):
+        for function in functions:
+            # The parts over constants (and sizes) alone, evaluated whether or not the
+            # digits' extents are known: one that leaves int64 is refused here.
+            try:
+                function.evaluate(sizes_only)
+            except E.ExprOverflow as error:
+                raise RequestError(
+                    f"f and f_inv are not inverse bijections: {label} expression "
+                    f"{E.quote(function)} overflows int64: {error}",
+                    entry=entry,
+                ) from None
+            except E.ExprError:
+                pass
     extents = _shuffled_extents(state, pointer, op.digits)
-    if extents is not None:
-        witness = check_bijection(op.digits, extents, forward, inverse, state.env)
+    work = 0 if extents is None else bijection_work(extents, [*forward, *inverse])
+    if extents is not None and work and state.bijection_work + work <= BIJECTION_WORK_LIMIT:
+        witness = check_bijection(op.digits, extents, forward, written, state.env)
         if witness:
             raise RequestError(f"f and f_inv are not inverse bijections: {witness}", entry=entry)
+    else:
+        work = 0
     mapping = dict(zip(op.digits, inverse, strict=True))
     digits = tuple(
         replace(d, dead_tail=Const(0)) if d.name in op.digits else d for d in pointer.digits
     )
     updated = replace(pointer, digits=digits, cuts=_drop_cuts(pointer, op.digits))
-    return _with_cells(state, updated, _substituted(pointer, mapping))
+    spent = replace(state, bijection_work=state.bijection_work + work)
+    return _with_cells(spent, updated, _substituted(pointer, mapping))
 
 
 def gf2_inverse(matrix: Sequence[Sequence[int]]) -> list[list[int]] | None:
@@ -1406,6 +1475,10 @@ def apply_operation(state: ProgramState, operation: Any, index: int) -> ProgramS
         result: ProgramState = OPERATIONS[operation.action](state, operation, entry)
     except E.ExprError as error:
         raise RequestError(str(error), entry=entry) from None
+    except RecursionError:
+        raise RequestError(
+            "its expressions nest too deeply as the operations compose", entry=entry
+        ) from None
     for pointer in result.pointers:
         _check_extents(result, pointer, entry)
     return result
@@ -1425,6 +1498,23 @@ def run_program(
     """
     specs = parse_arrays(arrays)
     env = check_sizes(sizes)
+    if len(requests.operations) > MAX_OPERATIONS:
+        raise RequestError(
+            f"a request has at most {MAX_OPERATIONS} operations, this one has "
+            f"{len(requests.operations)}",
+            entry="operations",
+        )
+    with E.substitution_budget(SUBSTITUTION_BUDGET):
+        return _run_program(requests, specs, env, grid, ranks)
+
+
+def _run_program(
+    requests: Requests,
+    specs: Mapping[str, ArraySpec],
+    env: dict[str, int],
+    grid: Sequence[int] | None,
+    ranks: int | None,
+) -> ProgramState:
     grid_exprs = tuple(E.parse(g, bitwise=False) for g in requests.startup.grid)
     if grid is not None:
         env.update({f"P{k}": int(v) for k, v in enumerate(grid)})
@@ -1598,4 +1688,9 @@ def lower_single_node(
     except ValueError as error:
         raise RequestError(str(error), entry="arrays") from None
     state = run_program(requests, specs, sizes)
-    return NodeLayout(pointers=tuple(to_pointer_layout(p) for p in state.pointers), arrays=specs)
+    try:
+        pointers = tuple(to_pointer_layout(p) for p in state.pointers)
+    except E.ExprError as error:
+        # Binding the logical extents grows an expression past the bounds of expr.substitute.
+        raise RequestError(str(error), entry="operations") from None
+    return NodeLayout(pointers=pointers, arrays=specs)

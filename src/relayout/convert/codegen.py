@@ -11,7 +11,7 @@ with OpenMP for the host and as a CUDA kernel (one thread per physical cell) for
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -19,7 +19,7 @@ import numpy as np
 from relayout.arrays import ArraySpec
 from relayout.convert.ccode import CAST_PRELUDE, convert_expression
 from relayout.dtypes import precision
-from relayout.expr import C_PRELUDE, Expr, Sym
+from relayout.expr import C_CHECKED, C_PRELUDE, Bin, Call, Const, Expr, Neg, Sym, c_proof, walk
 from relayout.layout import CellMap, NodeLayout, PointerLayout, StructType
 from relayout.types import ELEMENT_TYPES
 
@@ -138,20 +138,50 @@ class KernelSpec:
 
 
 def _cell_index(
-    cell: CellMap, spec: ArraySpec, names: Mapping[str, str]
+    cell: CellMap, spec: ArraySpec, names: Mapping[str, str], k: int, checked: bool
 ) -> tuple[str, list[str], list[str], str]:
-    """C text locating one cell map's logical cell: its live condition, the statements computing
-    each index j0, j1, ..., the per-index bounds checks, and the row-major flat index."""
-    live = " && ".join(f"(({e.to_c(names)}) != 0)" for e in cell.live) or "1"
+    """C text locating one cell map's logical cell: its live condition (a step that does not
+    evaluate in int64 sets live_bad), the statements computing each index j0, j1, ... (index_bad),
+    the per-index bounds checks against source k's extents, and the row-major flat index.
+
+    The flat index is plain arithmetic: with every index inside its extent it is below the array's
+    cell count, which relayout's check at these sizes bounds by int64 (every conversion runs that
+    check first), so it cannot overflow. Unchecked (`checked` false), the text has no flags: it is
+    the fast path the kernel takes where its prologue has proved no step needs them."""
+
+    def render(expr: Expr, flag: str) -> str:
+        return expr.to_c(names, flag) if checked else expr.to_c_unchecked(names)
+
+    live = " && ".join(f"(({render(e, 'live_bad')}) != 0)" for e in cell.live) or "1"
     index_lines = []
     checks = []
     flat = "INT64_C(0)"
-    for d, (expression, extent) in enumerate(zip(cell.index, spec.extent_exprs, strict=True)):
-        index_lines.append(f"const int64_t j{d} = {expression.to_c(names)};")
-        bound = extent.to_c(names)
-        checks.append(f"j{d} >= 0 && j{d} < ({bound})")
-        flat = f"({flat}) * ({bound}) + j{d}" if d else f"j{d}"
+    for d, expression in enumerate(cell.index):
+        index_lines.append(f"const int64_t j{d} = {render(expression, 'index_bad')};")
+        bound = _source_extent(k, d)
+        checks.append(f"j{d} >= 0 && j{d} < {bound}")
+        flat = f"({flat}) * {bound} + j{d}" if d else f"j{d}"
+    if len(cell.index) != len(spec.extent_exprs):
+        raise ValueError(f"cell map of {cell.array} has {len(cell.index)} indices")
     return live, index_lines, checks, flat
+
+
+def _flags(live: str, index_lines: Sequence[str]) -> tuple[str, bool, bool]:
+    """The declaration of the flags a cell map's C text sets, and whether its live condition and
+    its indices use them (where they use none, the text leaves them out, so that the compiler
+    sees the same code as without checks)."""
+    live_checked = "&live_bad" in live
+    index_checked = any("&index_bad" in line for line in index_lines)
+    flags = [
+        name for name, used in (("live_bad", live_checked), ("index_bad", index_checked)) if used
+    ]
+    declaration = f"int {' = 0, '.join(flags)} = 0;" if flags else ""
+    return declaration, live_checked, index_checked
+
+
+def _source_extent(k: int, d: int) -> str:
+    """The C name of extent d of source array k (computed once, in the prologue)."""
+    return f"src{k}_extent{d}"
 
 
 def _cell_block(
@@ -163,13 +193,14 @@ def _cell_block(
     source_index: Mapping[str, int],
     direction: str,
     itemsize: int,
+    checked: bool,
 ) -> str:
     """C statements handling one cell map of one member at one physical position."""
     spec = layout.arrays[cell.array]
     source = _source_scalar(spec)
-    live, index_lines, checks, flat = _cell_index(cell, spec, names)
-    in_bounds = " && ".join(checks) or "1"
     k = source_index[cell.array]
+    live, index_lines, checks, flat = _cell_index(cell, spec, names, k, checked)
+    in_bounds = " && ".join(checks) or "1"
     if source.lanes == 2 and cell.component is not None:
         lanes = [(f"2 * flat + {cell.component}", 0)]
     elif source.lanes == 2:
@@ -191,17 +222,30 @@ def _cell_block(
         else:
             value = scalar_convert(target, source, f"{slot_address}[0]")
             moves.append(f"dst{k}[{source_lane}] = {value};")
-    moves_text = "\n                    ".join(moves)
-    index_text = "\n                ".join(index_lines)
+    moves_text = "\n                        ".join(moves)
+    index_text = "\n                    ".join(index_lines)
+    # A live condition or an index that does not evaluate in int64 counts as an error, like an
+    # index outside the array: the cell is skipped.
+    declaration, live_checked, index_checked = _flags(live, index_lines)
+    opening = "if (live) {"
+    if live_checked:
+        opening = (
+            "if (live_bad) {\n                    errors += 1;\n                } else if (live) {"
+        )
+    usable = f"!index_bad && {in_bounds}" if index_checked else in_bounds
     return f"""\
-            if (!done && {live}) {{
-                {index_text}
-                if ({in_bounds}) {{
-                    const int64_t flat = {flat};
-                    {moves_text}
-                    done = 1;
-                }} else {{
-                    errors += 1;
+            if (!done) {{
+                {declaration}
+                const int live = {live};
+                {opening}
+                    {index_text}
+                    if ({usable}) {{
+                        const int64_t flat = {flat};
+                        {moves_text}
+                        done = 1;
+                    }} else {{
+                        errors += 1;
+                    }}
                 }}
             }}"""
 
@@ -213,25 +257,35 @@ def _single_cell_in(
     names: Mapping[str, str],
     source_index: Mapping[str, int],
     itemsize: int,
+    checked: bool,
 ) -> str:
     """A member filled from one cell map, written without branches so that the loop vectorises:
     the index is clamped to 0 where the cell is dead or out of bounds, and the load is conditional."""
     spec = layout.arrays[cell.array]
     source = _source_scalar(spec)
-    live, lines, checks, flat = _cell_index(cell, spec, names)
     k = source_index[cell.array]
+    live, lines, checks, flat = _cell_index(cell, spec, names, k, checked)
     lane = f"2 * flat + {cell.component or 0}" if source.lanes == 2 else "flat"
     target = slot.scalar
     value = scalar_convert(source, target, f"src{k}[{lane}]")
     index_text = "\n            ".join(lines)
     address = f"(({target.c_storage} *)(buffer_bytes + position * {itemsize} + {slot.offset}))"
+    declaration, live_checked, index_checked = _flags(live, lines)
+    inside = " && ".join(checks) or "1"
+    if index_checked:
+        inside = f"!index_bad & ({inside})"
+    # A live condition that does not evaluate counts as an error, like a live cell whose index
+    # does not evaluate or lies outside the array.
+    counted = "live_bad | (live & !inside)" if live_checked else "live && !inside"
+    usable = "!live_bad & live & inside" if live_checked else "live && inside"
     return f"""\
         {{
+            {declaration}
             {index_text}
             const int live = {live};
-            const int inside = {" && ".join(checks) or "1"};
-            errors += live && !inside;
-            const int usable = live && inside;
+            const int inside = {inside};
+            errors += {counted};
+            const int usable = {usable};
             const int64_t flat = usable ? {flat} : 0;
             {address}[0] = usable ? {value} : ({target.c_storage})0;
         }}"""
@@ -249,6 +303,27 @@ def _body(
     source_index: Mapping[str, int],
     direction: str,
     writable: set[str],
+    proven: bool = False,
+) -> str:
+    """The statements for one physical position. With `proven` (the prologue sets `proven` where
+    no step of the cell maps can leave int64, divide by zero or shift too far), two versions:
+    unchecked where `proven` holds, checked otherwise; the test is loop-invariant, so the
+    compiler moves it out of the loops."""
+    if proven:
+        fast = _body_version(layout, pointer, names, source_index, direction, writable, False)
+        slow = _body_version(layout, pointer, names, source_index, direction, writable, True)
+        return f"        if (proven) {{\n{fast}\n        }} else {{\n{slow}\n        }}"
+    return _body_version(layout, pointer, names, source_index, direction, writable, True)
+
+
+def _body_version(
+    layout: NodeLayout,
+    pointer: PointerLayout,
+    names: Mapping[str, str],
+    source_index: Mapping[str, int],
+    direction: str,
+    writable: set[str],
+    checked: bool,
 ) -> str:
     itemsize = element_itemsize(pointer.element)
     blocks = []
@@ -259,10 +334,14 @@ def _body(
             if c.member == slot.member and (direction == "in" or c.array in writable)
         ]
         if direction == "in" and len(cells) == 1 and slot.scalar.lanes == 1:
-            blocks.append(_single_cell_in(layout, slot, cells[0], names, source_index, itemsize))
+            blocks.append(
+                _single_cell_in(layout, slot, cells[0], names, source_index, itemsize, checked)
+            )
             continue
         parts = [
-            _cell_block(layout, pointer, slot, cell, names, source_index, direction, itemsize)
+            _cell_block(
+                layout, pointer, slot, cell, names, source_index, direction, itemsize, checked
+            )
             for cell in cells
         ]
         dead = (
@@ -279,16 +358,100 @@ def _body(
     return "\n".join(blocks)
 
 
+def _hoisted(pointer: PointerLayout) -> tuple[PointerLayout, list[Expr]]:
+    """The pointer with every largest part of its cell maps that names no digit (a function of
+    the sizes alone, such as N // 3) replaced by the symbol `#k`, and those parts in order.
+
+    The prologue computes each part once: the per-cell code would recompute it, and a checked
+    step (which sets its flag) is not always hoisted out of the loops by the compiler."""
+    digits = {name for name, _ in pointer.digits}
+    parts: dict[Expr, str] = {}
+
+    def hoist(expr: Expr) -> Expr:
+        if isinstance(expr, Const | Sym):
+            return expr
+        return Sym(parts.setdefault(expr, f"#{len(parts)}"))
+
+    def rewrite(expr: Expr) -> tuple[Expr, bool]:
+        """The rewritten expression, and whether it names a digit (else it is left whole, for
+        the caller to hoist with its siblings' parts)."""
+        if isinstance(expr, Const):
+            return expr, False
+        if isinstance(expr, Sym):
+            return expr, expr.name in digits
+        if isinstance(expr, Neg):
+            children: list[Expr] = [expr.operand]
+        elif isinstance(expr, Bin):
+            children = [expr.left, expr.right]
+        else:
+            assert isinstance(expr, Call)
+            children = list(expr.args)
+        rewritten = [rewrite(child) for child in children]
+        if not any(named for _, named in rewritten):
+            return expr, False
+        kept = [part if named else hoist(part) for part, named in rewritten]
+        if isinstance(expr, Neg):
+            return Neg(kept[0]), True
+        if isinstance(expr, Bin):
+            return Bin(expr.op, kept[0], kept[1]), True
+        assert isinstance(expr, Call)
+        return Call(expr.function, tuple(kept)), True
+
+    def whole(expr: Expr) -> Expr:
+        part, named = rewrite(expr)
+        return part if named else hoist(part)
+
+    cells = tuple(
+        replace(
+            cell,
+            index=tuple(whole(e) for e in cell.index),
+            live=tuple(whole(e) for e in cell.live),
+        )
+        for cell in pointer.cells
+    )
+    return replace(pointer, cells=cells), list(parts)
+
+
+@dataclass(frozen=True)
+class _Prologue:
+    """A kernel's first statements and what its body needs from them."""
+
+    text: str
+    names: dict[str, str]  # symbol -> C variable
+    source_index: dict[str, int]  # source array -> k of src<k> / dst<k>
+    pointer: PointerLayout  # its cell maps reading the hoisted parts
+    proven: bool  # the text sets `proven`: see _body
+
+
+def _needs_checks(exprs: Sequence[Expr]) -> bool:
+    """Some step of `exprs` has a checked helper in C (it can overflow or not evaluate)."""
+    for expr in exprs:
+        for node in walk(expr):
+            if isinstance(node, Neg) or (isinstance(node, Bin) and node.op in C_CHECKED):
+                return True
+            if isinstance(node, Call) and node.function == "root":
+                return True
+    return False
+
+
 def _prologue(
     layout: NodeLayout,
     pointer: PointerLayout,
     symbols: Sequence[str],
     sources: Sequence[str],
     direction: str,
-) -> tuple[str, dict[str, str], dict[str, int]]:
+) -> _Prologue:
+    """The kernel's first statements: the sizes, the source arrays and their extents, the
+    pointer's digit extents and the size-only parts of its cell maps (see _hoisted), each
+    evaluated with the checked helpers into extent_bad; then `extents_fit`, false where one of
+    those does not evaluate in int64 or an extent lies outside 0 .. EXTENT_LIMIT, and `empty`,
+    true where an extent is 0; and, where the cell maps have checked steps, `proven`, true where
+    the bounds of c_proof show that none of them can fail over the digits' extents."""
     names = _c_names(pointer, symbols)
     lines = [f"const int64_t sz_{s} = symbols[{k}];" for k, s in enumerate(symbols)]
+    lines.append("int extent_bad = 0;")
     source_index = {}
+    extents = []
     for k, array in enumerate(sources):
         kind = _source_scalar(layout.arrays[array]).c_storage
         if direction == "in":
@@ -296,9 +459,45 @@ def _prologue(
         else:
             lines.append(f"{kind} *restrict dst{k} = ({kind} *)arrays[{k}];")
         source_index[array] = k
+        for d, extent in enumerate(layout.arrays[array].extent_exprs):
+            lines.append(
+                f"const int64_t {_source_extent(k, d)} = {extent.to_c(names, 'extent_bad')};"
+            )
     for d, (_, extent) in enumerate(pointer.digits):
-        lines.append(f"const int64_t extent{d} = {extent.to_c(names)};")
-    return "\n    ".join(lines), names, source_index
+        lines.append(f"const int64_t extent{d} = {extent.to_c(names, 'extent_bad')};")
+        extents.append(f"extent{d}")
+    pointer, parts = _hoisted(pointer)
+    for k, part in enumerate(parts):
+        lines.append(f"const int64_t hoisted{k} = {part.to_c(names, 'extent_bad')};")
+        names[f"#{k}"] = f"hoisted{k}"
+    lines.extend(_extent_guards(extents))
+    exprs = [e for cell in pointer.cells for e in (*cell.index, *cell.live)]
+    proof = None
+    if _needs_checks(exprs):
+        ranges = {name: f"extent{d}" for d, (name, _) in enumerate(pointer.digits)}
+        proof = c_proof(exprs, names, ranges, "bound")
+    if proof is not None:
+        proof_lines, holds = proof
+        lines.extend(proof_lines)
+        lines.append(f"const int proven = {holds};")
+    return _Prologue("\n    ".join(lines), names, source_index, pointer, proof is not None)
+
+
+# The largest extent a kernel takes: loop bounds and tile arithmetic (a tile start plus a tile)
+# then stay inside int64 with room to spare, and no buffer that large can exist anyway.
+EXTENT_LIMIT = "(INT64_C(9223372036854775807) - 1024)"
+
+
+def _extent_guards(extents: Sequence[str]) -> list[str]:
+    """`extents_fit` and `empty` over the named extents. Where every extent fits and none is 0,
+    every product of extents is at most the buffer's cell count, which relayout's check bounds
+    by int64, so the kernels' position and tile arithmetic cannot overflow."""
+    fits = " && ".join(f"{e} >= 0 && {e} <= {EXTENT_LIMIT}" for e in extents) or "1"
+    empty = " || ".join(f"{e} == 0" for e in extents) or "0"
+    return [
+        f"const int extents_fit = !extent_bad && {fits};",
+        f"const int empty = {empty};",
+    ]
 
 
 def kernel_sources(pointer: PointerLayout, direction: str, layout: NodeLayout) -> tuple[str, ...]:
@@ -315,43 +514,56 @@ def host_kernel(
     function: str,
 ) -> str:
     """The C function `int64_t function(void *const *arrays, void *buffer, const int64_t *symbols)`:
-    returns the number of out-of-bounds indices it met (and skipped)."""
+    returns the number of cells whose index was out of bounds or did not evaluate in int64 (they
+    are skipped), or -1 (touching nothing) where the extents do not evaluate or fit. Where the
+    prologue can prove the cell maps' steps safe, the loops come twice: unchecked where `proven`
+    holds, checked otherwise."""
     sources = kernel_sources(pointer, direction, layout)
-    prologue, names, source_index = _prologue(layout, pointer, symbols, sources, direction)
+    start = _prologue(layout, pointer, symbols, sources, direction)
+    prologue, names, pointer = start.text, start.names, start.pointer
     writable = set(sources)
-    body = _body(layout, pointer, names, source_index, direction, writable)
+
+    def version(checked: bool) -> str:
+        return _body_version(
+            layout, pointer, names, start.source_index, direction, writable, checked
+        )
+
     digits = [names[name] for name, _ in pointer.digits]
-    count = len(digits)
     buffer_qualifier = "" if direction == "in" else "const "
     header = f"""
 int64_t {function}(void *const *arrays, {buffer_qualifier}void *buffer, const int64_t *symbols) {{
     {prologue}
+    if (!extents_fit) return -1;
+    if (empty) return 0;
     {buffer_qualifier}unsigned char *restrict buffer_bytes = ({buffer_qualifier}unsigned char *)buffer;
     int64_t errors = 0;
 """
+    if start.proven:
+        loops = (
+            f"    if (proven) {{\n{_host_loops(digits, version(False))}    }} else {{\n"
+            f"{_host_loops(digits, version(True))}    }}\n"
+        )
+    else:
+        loops = _host_loops(digits, version(True))
+    return header + loops + "    return errors;\n}\n"
+
+
+def _host_loops(digits: Sequence[str], body: str) -> str:
+    """The host kernel's loops over the physical positions, `body` at each."""
+    count = len(digits)
     if count == 0:
-        return (
-            header
-            + f"""    {{
+        return f"""    {{
         const int64_t position = 0;
 {body}
     }}
-    return errors;
-}}
 """
-        )
     if count == 1:
-        return (
-            header
-            + f"""    #pragma omp parallel for reduction(+:errors) schedule(dynamic, 8)
+        return f"""    #pragma omp parallel for reduction(+:errors) schedule(dynamic, 8)
     for (int64_t {digits[0]} = 0; {digits[0]} < extent0; ++{digits[0]}) {{
         const int64_t position = {digits[0]};
 {body}
     }}
-    return errors;
-}}
 """
-        )
     a, b = count - 2, count - 1
     outer_extents = " * ".join(f"extent{d}" for d in range(a)) or "1"
     decompose = []
@@ -361,9 +573,8 @@ int64_t {function}(void *const *arrays, {buffer_qualifier}void *buffer, const in
     position = "0"
     for d in range(count):
         position = f"({position}) * extent{d} + {digits[d]}" if d else digits[0]
-    return (
-        header
-        + f"""    const int64_t tiles_a = (extent{a} + {TILE_OUTER - 1}) / {TILE_OUTER};
+    return f"""    {{
+    const int64_t tiles_a = (extent{a} + {TILE_OUTER - 1}) / {TILE_OUTER};
     const int64_t tiles_b = (extent{b} + {TILE_INNER - 1}) / {TILE_INNER};
     const int64_t outer_count = {outer_extents};
     const int64_t steps = outer_count * tiles_a * tiles_b;
@@ -383,10 +594,8 @@ int64_t {function}(void *const *arrays, {buffer_qualifier}void *buffer, const in
             }}
         }}
     }}
-    return errors;
-}}
+    }}
 """
-    )
 
 
 def device_kernel(
@@ -397,10 +606,12 @@ def device_kernel(
     function: str,
 ) -> str:
     """The CUDA kernel `function(arrays, buffer, symbols, errors)`: one thread per physical cell,
-    grid-stride; out-of-bounds indices are skipped and counted into `errors`."""
+    grid-stride; out-of-bounds indices and ones that do not evaluate in int64 are skipped and
+    counted into `errors`, which is set to all ones where the extents do not evaluate or fit."""
     sources = kernel_sources(pointer, direction, layout)
-    prologue, names, source_index = _prologue(layout, pointer, symbols, sources, direction)
-    body = _body(layout, pointer, names, source_index, direction, set(sources))
+    start = _prologue(layout, pointer, symbols, sources, direction)
+    prologue, names, pointer = start.text, start.names, start.pointer
+    body = _body(layout, pointer, names, start.source_index, direction, set(sources), start.proven)
     digits = [names[name] for name, _ in pointer.digits]
     count = len(digits)
     total = " * ".join(f"extent{d}" for d in range(count)) or "1"
@@ -412,6 +623,11 @@ def device_kernel(
     return f"""
 extern "C" __global__ void {function}(void *const *arrays, {buffer_qualifier}void *buffer, const int64_t *symbols, unsigned long long *error_count) {{
     {prologue}
+    if (!extents_fit) {{
+        if (blockIdx.x == 0 && threadIdx.x == 0) atomicAdd(error_count, ~0ULL);
+        return;
+    }}
+    if (empty) return;
     {buffer_qualifier}unsigned char *__restrict__ buffer_bytes = ({buffer_qualifier}unsigned char *)buffer;
     const int64_t total = {total};
     int64_t errors = 0;
@@ -575,16 +791,24 @@ def permutation_kernel(
     count = len(pointer.digits)
     ndim = len(spec.extent_exprs)
     lines = [f"const int64_t sz_{s} = symbols[{k}];" for k, s in enumerate(symbols)]
+    lines.append("int extent_bad = 0;")
     for d, extent in enumerate(spec.extent_exprs):
-        lines.append(f"const int64_t array_extent{d} = {extent.to_c(names)};")
+        lines.append(f"const int64_t array_extent{d} = {extent.to_c(names, 'extent_bad')};")
+    for k, (_, extent) in enumerate(pointer.digits):
+        lines.append(f"const int64_t extent{k} = {extent.to_c(names, 'extent_bad')};")
+    lines.extend(_extent_guards([f"extent{k}" for k in range(count)]))
+    lines.append("if (!extents_fit) return -1;")
+    lines.append("if (empty) return 0;")
+    checks = " || ".join(f"extent{k} != array_extent{dims_of_digits[k]}" for k in range(count))
+    total = " * ".join(f"extent{k}" for k in range(count))
+    # Every digit spans its whole dimension by construction; confirm it before any access. The
+    # strides are then products of nonzero digit extents, at most the cell count.
+    lines.append(f"if ({checks}) return {total};")
     lines.append(f"const int64_t array_stride{ndim - 1} = 1;")
     for d in reversed(range(ndim - 1)):
         lines.append(f"const int64_t array_stride{d} = array_stride{d + 1} * array_extent{d + 1};")
-    for k, (_, extent) in enumerate(pointer.digits):
-        lines.append(f"const int64_t extent{k} = {extent.to_c(names)};")
+    for k in range(count):
         lines.append(f"const int64_t stride{k} = array_stride{dims_of_digits[k]};")
-    checks = " || ".join(f"extent{k} != array_extent{dims_of_digits[k]}" for k in range(count))
-    total = " * ".join(f"extent{k}" for k in range(count))
     array_type, buffer_type = source.c_storage, stored.c_storage
     a, b = count - 2, count - 1
     # Both directions move the same tiles between the same two places; only which is read and
@@ -660,8 +884,6 @@ def permutation_kernel(
     return f"""
 int64_t {function}(void *const *arrays, {"" if direction == "in" else "const "}void *buffer, const int64_t *symbols) {{
     {prologue}
-    /* every digit spans its whole dimension by construction; confirm it before any access */
-    if ({checks}) return {total};
     const int64_t tiles_a = (extent{a} + {TILE_OUTER - 1}) / {TILE_OUTER};
     const int64_t tiles_b = (extent{b} + {TILE_OUTER - 1}) / {TILE_OUTER};
     const int64_t outer_count = {outer_extents};

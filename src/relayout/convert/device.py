@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from relayout.convert.codegen import buffer_dtype, evaluate_extents
-from relayout.convert.program import ConversionError, ConversionProgram
+from relayout.convert.program import ConversionError, ConversionProgram, conversion_failure
 from relayout.layout import NodeLayout
 from relayout.models import Requests
 
@@ -94,9 +94,9 @@ class DeviceProgram(ConversionProgram):
         )
         count = int(errors.get()[0])
         if count:
+            # All ones: the kernel found the extents not to fit (the host kernels' -1).
             raise ConversionError(
-                f"pointer {pointer!r} (convert_{direction}): {count} cells had a logical index "
-                "outside their array (skipped)"
+                conversion_failure(pointer, direction, -1 if count == 2**64 - 1 else count)
             )
 
     def _run_in(

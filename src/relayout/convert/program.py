@@ -35,7 +35,24 @@ SANITIZE_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=undefin
 
 
 class ConversionError(RuntimeError):
-    """A conversion that met out-of-bounds indices (skipped, never read or written)."""
+    """A conversion that met out-of-bounds indices, or ones that do not evaluate in int64
+    (skipped, never read or written)."""
+
+
+def conversion_failure(pointer: str, direction: str, errors: int) -> str:
+    """The ConversionError message for a kernel's error count (-1: the extents did not fit)."""
+    where = f"pointer {pointer!r} (convert_{direction})"
+    if errors < 0:
+        return (
+            f"{where}: the extents (or the parts of the index maps over the sizes alone) do not "
+            "evaluate in int64 at these sizes, or an extent exceeds 2**63 - 1025 (nothing was "
+            "converted)"
+        )
+    return (
+        f"{where}: {errors} cells had a logical index outside their array or one that does not "
+        "evaluate in int64 (skipped); the layout's index maps do not fit these sizes (a "
+        "shuffle's f_inv that is not a bijection at them, or overflows int64?)"
+    )
 
 
 @dataclass
@@ -253,11 +270,7 @@ class HostProgram(ConversionProgram):
             ctypes.c_void_p(symbols.ctypes.data),
         )
         if errors:
-            raise ConversionError(
-                f"pointer {kernel.pointer!r} (convert_{kernel.direction}): {errors} cells had a "
-                "logical index outside their array (skipped); the layout's index maps do not fit "
-                "these sizes (a shuffle's f_inv that is not a bijection at them?)"
-            )
+            raise ConversionError(conversion_failure(kernel.pointer, kernel.direction, errors))
 
     def _run_in(
         self,
