@@ -208,7 +208,7 @@ class Corpus:
     def provenance_records(self, key: str) -> dict[str, Any]:
         """Every provenance record of an entry, {pointer: record}, a family member's link
         resolved (its family's records under its own)."""
-        from usis.provenance.shipped import expand_records
+        from usis.split.shipped import expand_records
 
         if key not in self.resolved_records:
             model = self.raw(key)["identity"]["model"]

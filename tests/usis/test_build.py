@@ -18,15 +18,9 @@ from tests.usis.factory import BCAST_ASSIGNMENT, RECV_ASSIGNMENT, entry, mini_co
 from usis.api import Corpus
 from usis.assemble import AssembleError, assemble, concretize_text
 from usis.build import STAGES, BuildError, ModelPipeline, build, find_pipeline, run_model
-from usis.provenance import (
-    ProvenanceError,
-    compact_provenance,
-    complete_provenance,
-    dump_provenance,
-    expand_provenance,
-    record_for,
-)
+from usis.provenance import ProvenanceError, complete_provenance, record_for
 from usis.provenance.records import leaf_pointers
+from usis.split.shipped import compact_provenance, dump_provenance, expand_provenance
 from usis.validate import ValidationFailed, validate_entries
 
 SOURCE = ["fixture-source", "1.0", "0" * 64]

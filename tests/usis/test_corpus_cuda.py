@@ -1,18 +1,17 @@
 """The shipped CUDA runtime corpus (counts, hand-checked entries, provenance, agreement with the
-header when it is cached) and the C header reader the three NVIDIA extracts share."""
+header when it is cached) and what the extract reads from the header's doc comments."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.usis.corpus import assert_golden, cached_source_or_skip, shipped, shipped_provenance
+from usis.cheader.declarations import CPrototype
 from usis.classify import cuda as classify_cuda
 from usis.extract import cuda as extract_cuda
-from usis.extract.cuda import HeaderParseError, Preprocessor, read_prototypes, render_signature
 
 
 def entries() -> dict[str, Any]:
@@ -20,97 +19,7 @@ def entries() -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------
-# The header reader, on small headers written here
-
-
-def read(tmp_path: Path, text: str, **options: Any) -> list[dict[str, Any]]:
-    (tmp_path / "api.h").write_text(text)
-    preprocessor = Preprocessor(
-        include_root=tmp_path,
-        defines=options.get("defines", {}),
-        protected=options.get("protected", ()),
-        emit=["api.h", *options.get("emit", [])],
-    )
-    return [
-        p.as_dict()
-        for p in read_prototypes(
-            preprocessor,
-            "api.h",
-            markers=options.get("markers", ()),
-            name_pattern=options.get("pattern", r"\w+"),
-        )
-    ]
-
-
-def test_function_like_macros_with_token_pasting_generate_one_prototype_per_type(
-    tmp_path: Path,
-) -> None:
-    header = """
-    #define REPT(FN) FN(int, int) FN(longlong, long long) FN(uint64, uint64_t)
-    #define DECL_PUT(NAME, TYPE) \\
-        void lib_##NAME##_put(TYPE *dest, const TYPE *source, size_t nelems, int pe);
-    REPT(DECL_PUT)
-    #undef DECL_PUT
-    """
-    found = {p["name"]: render_signature(p) for p in read(tmp_path, header)}
-    assert found == {
-        "lib_int_put": "void lib_int_put(int *dest, const int *source, size_t nelems, int pe)",
-        "lib_longlong_put": "void lib_longlong_put(long long *dest, const long long *source, size_t nelems, int pe)",
-        "lib_uint64_put": "void lib_uint64_put(uint64_t *dest, const uint64_t *source, size_t nelems, int pe)",
-    }
-
-
-def test_conditionals_follow_the_defines_and_markers_are_kept(tmp_path: Path) -> None:
-    header = """
-    #if defined(DEVICE_PASS) && ARCH >= 700
-    #define PREFIX __device__
-    #else
-    #define PREFIX
-    #endif
-    PREFIX int lib_rank(void);
-    #ifdef NEVER
-    int lib_hidden(void);
-    #endif
-    """
-    host = read(tmp_path, header, markers=["__device__"])
-    device = read(
-        tmp_path, header, defines={"DEVICE_PASS": "1", "ARCH": "900"}, markers=["__device__"]
-    )
-    assert [(p["name"], p["markers"]) for p in host] == [("lib_rank", [])]
-    assert [(p["name"], p["markers"]) for p in device] == [("lib_rank", ["__device__"])]
-
-
-def test_default_arguments_deprecation_and_function_bodies(tmp_path: Path) -> None:
-    header = """
-    #define __dv(v) = v
-    extern __host__ cudaError_t CUDARTAPI cudaThing(int *value, cudaStream_t stream __dv(0));
-    extern __CUDA_DEPRECATED __host__ cudaError_t CUDARTAPI cudaOld(void);
-    static inline int cudaInline(int x) { if (x) { return 1; } return 0; }
-    typedef struct { int a; } cudaNotAFunction;
-    """
-    found = {
-        p["name"]: p
-        for p in read(
-            tmp_path,
-            header,
-            protected=["__dv", "__host__", "CUDARTAPI", "__CUDA_DEPRECATED"],
-            markers=["__host__", "CUDARTAPI", "__CUDA_DEPRECATED"],
-        )
-    }
-    assert set(found) == {"cudaThing", "cudaOld", "cudaInline"}
-    assert found["cudaThing"]["parameters"][1] == {
-        "type": "cudaStream_t",
-        "name": "stream",
-        "array": False,
-        "default": "0",
-    }
-    assert found["cudaOld"]["deprecated"] and not found["cudaThing"]["deprecated"]
-    assert found["cudaInline"]["has_body"]
-
-
-def test_an_unterminated_conditional_is_an_error_naming_the_file(tmp_path: Path) -> None:
-    with pytest.raises(HeaderParseError, match=r"api\.h: unterminated #if"):
-        read(tmp_path, "#if 1\nint f(void);\n")
+# The doc comments (the header reader itself: tests/usis/test_cheader.py)
 
 
 def test_doc_comments_attach_their_return_codes_and_notes() -> None:
@@ -126,7 +35,7 @@ def test_doc_comments_attach_their_return_codes_and_notes() -> None:
             "extern cudaError_t cudaCopy(void);",
         ]
     )
-    prototype = extract_cuda.CPrototype("cudaCopy", "cudaError_t", (), (), False, "h", 8, False)
+    prototype = CPrototype("cudaCopy", "cudaError_t", (), (), False, "h", 8, False)
     facts = extract_cuda.attach_docs([prototype], extract_cuda.doc_blocks(text))["cudaCopy"]
     assert facts.returns == ("cudaSuccess", "cudaErrorInvalidValue")
     assert facts.notes == ("note_sync",)

@@ -212,7 +212,7 @@ def test_formal_assignments_name_existing_shapes() -> None:
     formal = built_mpi()["classify"]["formal"]
     assert classify_mpi.missing_shapes(formal) == {}
     with_formal = {key for key, entry in entries().items() if entry["semantics"]["formal"]}
-    for base in classify_mpi.COLLECTIVE_BASES:
+    for base in classify_mpi.names().collective_bases:
         assert f"mpi:mpi_{base}" in with_formal, base
     for key in ("mpi:mpi_send", "mpi:mpi_recv", "mpi:mpi_put", "mpi:mpi_wait", "mpi:mpi_win_fence"):
         assert key in with_formal
@@ -228,6 +228,7 @@ def test_every_curated_fact_carries_a_source_note() -> None:
     assert curated("classification")["standard_sections"]["source"]
     assert curated("ulfm")["source"] and curated("formal")["source"]
     assert curated("descriptions")["source"]
+    assert all(table["source"] for table in curated("names").values())
     assert all(item["decision"] and item["fields"] for item in curated("judgements")["judgements"])
 
 

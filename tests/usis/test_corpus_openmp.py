@@ -14,6 +14,7 @@ import pytest
 
 from tests.usis.corpus import cached_source_or_skip, shipped, shipped_provenance
 from usis.classify import openmp as classify_openmp
+from usis.entry_builder import Provenance
 from usis.extract import openmp as extract_openmp
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "usis-openmp-shmem.md"
@@ -158,7 +159,7 @@ def test_a_header_deprecation_marker_must_agree_with_the_curated_version() -> No
         },
     }
     with pytest.raises(classify_openmp.ClassifyError, match=r"deprecated in OpenMP-5\.1"):
-        classify_openmp.build_entry(record, classify_openmp.Notes({}))
+        classify_openmp.build_entry(record, Provenance("classify/openmp.py"))
 
 
 def test_judgements_are_marked_and_documented() -> None:
@@ -188,13 +189,13 @@ def test_curated_parameter_names_must_match_the_declaration() -> None:
             }
         },
     }
-    entry = classify_openmp.build_entry(record, classify_openmp.Notes({}))
+    entry = classify_openmp.build_entry(record, Provenance("classify/openmp.py"))
     assert entry["parameters"][0]["name"] == "level"
     record["declared_by"]["libgomp"]["parameters"].append(
         {"type": "int", "name": None, "array": False}
     )
     with pytest.raises(classify_openmp.ClassifyError, match="declares 2 parameters"):
-        classify_openmp.build_entry(record, classify_openmp.Notes({}))
+        classify_openmp.build_entry(record, Provenance("classify/openmp.py"))
 
 
 def test_a_rebuild_from_the_cached_headers_equals_the_shipped_corpus() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import string
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -14,7 +15,9 @@ import jsonschema
 import pytest
 
 from tests.usis.corpus import cached_source_or_skip, families, shipped, shipped_provenance
+from usis.cheader.declarations import render_signature
 from usis.classify import shmem as classify_shmem
+from usis.curated import load
 from usis.extract import shmem as extract_shmem
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "usis-openmp-shmem.md"
@@ -238,52 +241,80 @@ def test_every_value_has_provenance_and_judgements_are_documented() -> None:
     assert not missing, f"judgement fields not listed in {DOCS.name}: {missing}"
 
 
-# -- the C prototype reader ---------------------------------------------------------------------
-
-HEADER = """
-/* a comment with a fake declaration: void nothing(int); */
-#define DECL __attribute__((visibility("default")))
-#if defined(__cplusplus)
-extern "C" {
-void cplusplus_only(int);
-#endif
-#if __STDC_VERSION__ >= 201112L
-DECL void shmem_c11(long *target,
-                    const long *source, size_t len, int pe);
-#else
-DECL void shmem_old(void);
-#endif
-static inline void helper(void) { return; }
-typedef struct { int dummy; } * shmem_ctx_t;
-DECL int shmem_flag(volatile long *lock, char const *name, omp_lock_t *, const int []);
-"""
+# -- the curated operation records ------------------------------------------------------------
 
 
-def test_the_prototype_reader_follows_conditionals_and_skips_bodies() -> None:
-    prototypes = extract_shmem.read_prototypes(
-        HEADER,
-        where="test.h",
-        defines={"__STDC_VERSION__": "201112"},
-        drop_tokens=frozenset({"DECL", "extern"}),
-    )
-    assert [p.name for p in prototypes] == ["shmem_c11", "shmem_flag"]
-    c11, flag = prototypes
-    assert c11.line == 9
-    assert [(p.type, p.name) for p in c11.parameters] == [
-        ("long*", "target"),
-        ("const long*", "source"),
-        ("size_t", "len"),
-        ("int", "pe"),
+def classified_routines() -> list[classify_shmem.Routine]:
+    """The routines classify saw, read back from the shipped entries (family members left out)."""
+    members = {
+        key.replace("{T}", suffix)
+        for key, entry in entries().items()
+        if "{T}" in key
+        for suffix in entry["identity"]["type_family"] or []
+    }
+    return [
+        classify_shmem.Routine(
+            name=entry["identity"]["name"],
+            return_type=entry["return"]["binding_type"]["c"],
+            parameters=[
+                {"name": p["name"], "type": p["binding_type"]["c"], "array": False}
+                for p in entry["parameters"]
+            ],
+            types=entry["identity"]["type_family"],
+            origin="header",
+            where="",
+            profiling_name=None,
+        )
+        for key, entry in entries().items()
+        if key not in members
     ]
-    assert [(p.type, p.name, p.array) for p in flag.parameters] == [
-        ("volatile long*", "lock", False),
-        ("const char*", "name", False),
-        ("omp_lock_t*", None, False),
-        ("const int", None, True),
-    ]
-    assert extract_shmem.render_signature("f", "void*", [p.as_dict() for p in c11.parameters]) == (
-        "void *f(long *target, const long *source, size_t len, int pe)"
-    )
+
+
+def test_every_operation_of_the_corpus_has_one_curated_record_with_its_source() -> None:
+    operations = load("shmem/operations.yaml")["operations"]
+    used = {classify_shmem.operation_of(routine).key for routine in classified_routines()}
+    assert used == set(operations), "operations.yaml records and the corpus's operations differ"
+    placeholders = {"things", "on_ctx", "over", "op"}
+    for key, record in operations.items():
+        assert record["source"].startswith("OpenSHMEM 1."), key
+        assert set(record) >= {"rule", "api_group", "desc", "execution"}, key
+        assert set(record["execution"]) == {
+            "blocking",
+            "collective",
+            "locality",
+            "completion",
+            "procedure_class",
+        }, key
+        fields = {name for _, name, _, _ in string.Formatter().parse(record["desc"]) if name}
+        assert fields <= placeholders, (key, fields)
+        assert (record["rule"] == "atomic") == classify_shmem.is_atomic(key), key
+    for name in ("atomics.yaml", "parameters.yaml"):
+        assert all(table["source"] for table in load(f"shmem/{name}").values()), name
+
+
+def test_an_operation_without_a_curated_record_is_an_error_naming_the_file() -> None:
+    routine = classify_shmem.Routine("shmem_frobnicate", "void", [], None, "header", "h:1", None)
+    operation = classify_shmem.operation_of(routine)
+    with pytest.raises(classify_shmem.ClassifyError, match=r"shmem_frobnicate: .*operations\.yaml"):
+        classify_shmem.classify_operation(routine, operation)
+
+
+def test_a_nonblocking_operation_returns_before_it_completes() -> None:
+    operations = load("shmem/operations.yaml")["operations"]
+    nonblocking = {key: record for key, record in operations.items() if key.endswith("_nbi")}
+    assert len(nonblocking) >= 10
+    for key, record in nonblocking.items():
+        execution = record["execution"]
+        assert (execution["blocking"], execution["completion"], execution["procedure_class"]) == (
+            False,
+            "ic",
+            "nb-op",
+        ), key
+        assert record["semantics"]["memory"]["local_completion"] == "after_flush", key
+        blocking = operations.get(key.removesuffix("_nbi"))
+        if blocking is not None:
+            assert blocking["execution"]["blocking"] is True, key
+            assert blocking["api_group"] == record["api_group"], key
 
 
 def test_a_family_member_that_breaks_the_pattern_is_an_error() -> None:
@@ -316,7 +347,7 @@ def test_families_render_back_to_the_header_declarations() -> None:
     source = cached_source_or_skip("libopenmpi-dev", "shmem")
     extracted = extract_shmem.extract({"libopenmpi-dev": source})
     declared = {
-        record["name"]: extract_shmem.render_signature(
+        record["name"]: render_signature(
             record["name"], record["return_type"], record["parameters"]
         )
         for record in extracted["records"]

@@ -223,11 +223,12 @@ def test_catalog_refuses_a_template_outside_the_formal_schema() -> None:
 
 
 def load_catalog_document() -> dict[str, Any]:
-    import json
+    """A private copy of the shipped catalog, free to change."""
+    import copy
 
-    from usis.formal.shapes import catalog_text
+    from usis.curated import load
 
-    document: dict[str, Any] = json.loads(catalog_text())
+    document: dict[str, Any] = copy.deepcopy(load("shapes.json"))
     return document
 
 

@@ -8,10 +8,11 @@ import pytest
 
 import usis
 from usis.build import MODELS, PACKAGE_CORPUS_DIR, find_pipeline, run_model, source_paths
-from usis.provenance import expand_provenance, record_for
+from usis.provenance import record_for
 from usis.provenance.records import leaf_pointers
 from usis.sources.manifest import load_manifest
 from usis.split import corpus_file_name, provenance_file_name
+from usis.split.shipped import expand_provenance
 from usis.validate import validate_entries
 
 

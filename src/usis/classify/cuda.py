@@ -1,5 +1,4 @@
-"""Classify the CUDA runtime's functions into complete USIS entries, and the entry-building helpers
-the three NVIDIA classifiers share (parameters, sections, provenance notes, curated data).
+"""Classify the CUDA runtime's functions into complete USIS entries.
 
 Blocking behaviour follows the runtime's documented synchronization rules: the `\\note_sync` /
 `\\note_async` markers of each function's doc comment, and the curated rules of
@@ -10,248 +9,34 @@ curated/cuda/synchronization.yaml; `launch` is cpu+gpu exactly for the functions
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
-import yaml
-
-from usis.classify.common import empty_semantics, memory, null_variants
+from usis.cheader.declarations import render_signature
+from usis.curated import cite, load
+from usis.entry_builder import (
+    ClassifyError,
+    EntryBuilder,
+    Identity,
+    ParameterFacts,
+    Provenance,
+    ToolIntegration,
+    c_bindings,
+    c_return,
+    context_dependency,
+    declared_parameter,
+    default_direction,
+    empty_semantics,
+    execution,
+    is_pointer,
+    memory,
+    note_declared_parameter,
+)
 
 MODEL = "cuda"
 HEADER = "cuda_runtime_api.h"
-
-
-class ClassifyError(ValueError):
-    """Extracted data or curated facts that the classifier cannot turn into an entry."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Shared helpers
-
-
-@dataclass
-class Notes:
-    """Provenance records of one entry, keyed by JSON pointer."""
-
-    module: str
-    records: dict[str, dict[str, str]] = field(default_factory=dict)
-
-    def source(self, pointer: str, origin: str) -> None:
-        self.records[pointer] = {"stage": "extract", "method": "source", "from": origin}
-
-    def rule(self, pointer: str, rule_id: str) -> None:
-        self.records[pointer] = {
-            "stage": "classify",
-            "method": "rule",
-            "from": f"classify/{self.module}.py rule {rule_id}",
-        }
-
-    def curated(self, pointer: str, origin: str) -> None:
-        self.records[pointer] = {"stage": "classify", "method": "curated", "from": origin}
-
-
-@cache
-def curated_document(model: str, name: str) -> Any:
-    """A curated YAML file of src/usis/curated/<model>/, parsed."""
-    text = resources.files("usis").joinpath("curated", model, name).read_text(encoding="utf-8")
-    return yaml.safe_load(text)
-
-
-def curated_origin(model: str, name: str, item: str) -> str:
-    return f"curated/{model}/{name}: {item}"
-
-
-def is_pointer(c_type: str) -> bool:
-    return c_type.endswith("*")
-
-
-def binding_type(c_type: str | None) -> dict[str, str | None]:
-    return {"c": c_type, "fortran90": None, "fortran08": None, "lis": None, "cpp": None}
-
-
-def c_bindings(signature: str | None) -> dict[str, Any]:
-    return {
-        "c": {"expressible": True, "header": "", "signature": signature},
-        "fortran90": None,
-        "fortran08": None,
-        "lis": None,
-        "cpp": None,
-    }
-
-
-def default_direction(c_type: str) -> str:
-    """In for values and pointers to const; out for pointers to non-const (C's own contract)."""
-    if not is_pointer(c_type):
-        return "in"
-    return "in" if c_type.startswith("const ") and c_type.count("*") == 1 else "out"
-
-
-@dataclass
-class ParameterFacts:
-    """What a classifier decided about one parameter, beyond what its declaration says."""
-
-    kind: str | None
-    direction: str
-    desc: str | None
-    memory_space: str | None = None
-    length: int | str | None = None
-    asynchronous: bool = False
-    root_only: bool = False
-    not_null: bool | None = None
-    value_range: str | None = None
-    paired_with: str | None = None
-
-
-def build_parameter(declared: Mapping[str, Any], facts: ParameterFacts) -> dict[str, Any]:
-    """A complete parameter object from the declaration and the classifier's facts."""
-    c_type = declared["type"]
-    length = facts.length
-    if declared.get("array") and length is None:
-        length = "*"
-    return {
-        "name": declared["name"],
-        "kind": facts.kind,
-        "direction": facts.direction,
-        "desc": facts.desc,
-        "binding_type": binding_type(c_type + ("*" if declared.get("array") else "")),
-        "asynchronous": facts.asynchronous,
-        "constant": c_type.startswith("const ") or " const" in c_type,
-        "pointer": True if is_pointer(c_type) or declared.get("array") else None,
-        "array_type": None
-        if length is None
-        else ("fixed" if isinstance(length, int) else "variable"),
-        "func_type": None,
-        "length": length,
-        "parameter_bindings": ["c"],
-        "root_only": facts.root_only,
-        "constraints": {
-            "not_null": facts.not_null,
-            "value_range": facts.value_range,
-            "paired_with": facts.paired_with,
-        },
-        "memory_space": facts.memory_space,
-    }
-
-
-def note_parameter(notes: Notes, index: int, where: str, rule_id: str) -> None:
-    base = f"/parameters/{index}"
-    for name in ("name", "binding_type/c", "constant", "pointer"):
-        notes.source(f"{base}/{name}", where)
-    for name in ("kind", "direction", "desc", "memory_space", "length", "asynchronous"):
-        notes.rule(f"{base}/{name}", rule_id)
-
-
-def execution(
-    *,
-    blocking: bool,
-    launch: str,
-    runs_on: str,
-    gpu_scope: str | None = None,
-    collective: bool = False,
-    locality: str | None = "local",
-    completion: str | None = None,
-    procedure_class: str | None = None,
-) -> dict[str, Any]:
-    return {
-        "blocking": blocking,
-        "execute_once": False,
-        "collective": collective,
-        "thread_safety": None,
-        "launch": launch,
-        "runs_on": runs_on,
-        "gpu_scope": gpu_scope,
-        "stages": None,
-        "locality": locality,
-        "completion": completion,
-        "procedure_class": procedure_class,
-    }
-
-
-def context_dependency(
-    field_path: str, default: str | bool | None, depends_on: Iterable[str], note: str
-) -> dict[str, Any]:
-    return {
-        "field": field_path,
-        "default_value": default,
-        "depends_on": list(depends_on),
-        "note": note,
-    }
-
-
-def assemble_entry(
-    *,
-    model: str,
-    name: str,
-    api_group: str | None,
-    desc: str | None,
-    header: str,
-    signature: str,
-    execution_section: dict[str, Any],
-    semantics: dict[str, Any],
-    parameters: list[dict[str, Any]],
-    return_section: dict[str, Any],
-    profiling_name: str | None = None,
-    buffer_aliasing: str | None = None,
-    context_dependencies: list[dict[str, Any]] | None = None,
-    since: str | None = None,
-    deprecated_in: str | None = None,
-    standard_refs: list[str] | None = None,
-    type_family: list[str] | None = None,
-    superseded_by: str | None = None,
-    variants: dict[str, str | None] | None = None,
-    invariants: list[str] | None = None,
-) -> dict[str, Any]:
-    """An entry with every section of the schema present, in the schema's order."""
-    bindings = c_bindings(signature)
-    bindings["c"]["header"] = header
-    return {
-        "identity": {
-            "model": model,
-            "name": name,
-            "api_group": api_group,
-            "since": since,
-            "deprecated_in": deprecated_in,
-            "standard_refs": standard_refs or [],
-            "desc": desc,
-            "type_family": type_family,
-        },
-        "bindings": bindings,
-        "execution": execution_section,
-        "semantics": semantics,
-        "parameters": parameters,
-        "return": return_section,
-        "tool_integration": {
-            "profiling_name": profiling_name,
-            "invariants": invariants or [],
-            "buffer_aliasing": buffer_aliasing,
-            "context_dependencies": context_dependencies or [],
-        },
-        "relationships": {
-            "variants": variants or null_variants(),
-            "superseded_by": superseded_by,
-            "supersedes": [],
-        },
-    }
-
-
-def return_of(
-    c_type: str,
-    *,
-    kind: str,
-    value_kind: str | None = None,
-    errors: Iterable[str] = (),
-    successes: Iterable[str] = (),
-) -> dict[str, Any]:
-    return {
-        "kind": kind,
-        "value_kind": value_kind if kind == "value" else None,
-        "binding_type": binding_type(None if c_type == "void" else c_type),
-        "possible_errors": list(errors),
-        "possible_successes": list(successes),
-    }
 
 
 def words_of(name: str) -> list[str]:
@@ -269,13 +54,6 @@ def words_of(name: str) -> list[str]:
         else:
             joined.append(word)
     return joined
-
-
-def render_signature(record: Mapping[str, Any], name: str | None = None) -> str:
-    """`ret name(type param, ...)` in one canonical spacing (as the extract renders it)."""
-    from usis.extract.cuda import render_signature as render
-
-    return render({**record, "name": name or record["name"]})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -405,7 +183,7 @@ class SyncRule:
 
 @cache
 def sync_rules() -> tuple[SyncRule, ...]:
-    document = curated_document(MODEL, "synchronization.yaml")
+    document = load(f"{MODEL}/synchronization.yaml")
     rules = []
     for item in document["rules"]:
         rules.append(SyncRule(item["id"], re.compile(item["match"]), item["facts"], item["source"]))
@@ -414,7 +192,7 @@ def sync_rules() -> tuple[SyncRule, ...]:
 
 @cache
 def curated_groups() -> tuple[tuple[re.Pattern[str], str | None, str], ...]:
-    document = curated_document(MODEL, "groups.yaml")
+    document = load(f"{MODEL}/groups.yaml")
     return tuple(
         (re.compile(item["match"]), item["api_group"], item["id"]) for item in document["groups"]
     )
@@ -550,12 +328,12 @@ def cuda_facts(record: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     )
 
 
-def classify_cuda_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], Notes]:
+def classify_cuda_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], Provenance]:
     name = record["name"]
     where = f"{HEADER}:{record['line']}"
-    notes = Notes("cuda")
+    notes = Provenance("classify/cuda.py")
     facts, (rule_id, source) = cuda_facts(record)
-    origin = curated_origin(MODEL, "synchronization.yaml", f"{rule_id} ({source})")
+    origin = cite(f"{MODEL}/synchronization.yaml", f"{rule_id} ({source})")
     notes_doc = set(record.get("doc_notes", []))
     has_stream = any(p["type"] == "cudaStream_t" for p in record["parameters"])
     # The doc comment's own markers override the name rule where they speak.
@@ -603,8 +381,8 @@ def classify_cuda_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], Not
         parameter_facts, parameter_rule = cuda_parameter(record, declared, stream_ordered)
         if parameter_facts.kind == "BUFFER":
             buffer_count += 1
-        parameters.append(build_parameter(declared, parameter_facts))
-        note_parameter(notes, index, where, parameter_rule)
+        parameters.append(declared_parameter(declared, parameter_facts))
+        note_declared_parameter(notes, index, where, parameter_rule)
     dependencies = []
     for dependency in facts.get("context_dependencies", []):
         dependencies.append(
@@ -616,10 +394,10 @@ def classify_cuda_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], Not
             )
         )
     for parameter in parameters:
-        if parameter["memory_space"] == "either":
+        if parameter.memory_space == "either":
             dependencies.append(
                 context_dependency(
-                    f"param:{parameter['name']}.memory_space",
+                    f"param:{parameter.name}.memory_space",
                     "either",
                     [
                         "the cudaMemcpyKind argument",
@@ -632,39 +410,41 @@ def classify_cuda_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], Not
     if dependencies:
         notes.curated("/tool_integration/context_dependencies", origin)
     group, group_rule = cuda_api_group(name)
-    notes.curated("/identity/api_group", curated_origin(MODEL, "groups.yaml", group_rule))
+    notes.curated("/identity/api_group", cite(f"{MODEL}/groups.yaml", group_rule))
     return_type = record["return_type"]
     if return_type == "cudaError_t":
         returned = record.get("doc_returns", [])
         errors = [code for code in returned if code != "cudaSuccess"]
         successes = [code for code in returned if code == "cudaSuccess"] or ["cudaSuccess"]
-        return_section = return_of(
+        return_section = c_return(
             return_type, kind="ERROR_CODE", errors=errors, successes=successes
         )
         notes.source("/return/possible_errors", f"{where} doc comment \\return")
     elif return_type == "const char*":
-        return_section = return_of(return_type, kind="value", value_kind="STRING")
+        return_section = c_return(return_type, kind="value", value_kind="STRING")
     else:
-        return_section = return_of(return_type, kind="value" if return_type != "void" else "void")
+        return_section = c_return(return_type, kind="value" if return_type != "void" else "void")
     notes.rule("/return/kind", "return-kind")
-    deprecated = record.get("deprecated", False)
-    entry = assemble_entry(
-        model=MODEL,
-        name=name,
-        api_group=group,
-        desc=cuda_description(name),
-        header=HEADER,
-        signature=render_signature(record),
-        execution_section=section,
+    identity = Identity(MODEL, name, api_group=group, desc=cuda_description(name))
+    if record.get("deprecated", False):
+        identity.deprecated_in = deprecated_version(name)
+        notes.source("/identity/deprecated_in", f"{where} __CUDA_DEPRECATED")
+    entry = EntryBuilder(
+        identity=identity,
+        bindings=c_bindings(
+            HEADER, render_signature(name, record["return_type"], record["parameters"])
+        ),
+        execution=section,
         semantics=semantics,
         parameters=parameters,
-        return_section=return_section,
-        buffer_aliasing=("forbidden" if buffer_count >= 2 else "allowed") if buffer_count else None,
-        context_dependencies=dependencies,
-    )
-    if deprecated:
-        entry["identity"]["deprecated_in"] = deprecated_version(name)
-        notes.source("/identity/deprecated_in", f"{where} __CUDA_DEPRECATED")
+        returns=return_section,
+        tool_integration=ToolIntegration(
+            buffer_aliasing=("forbidden" if buffer_count >= 2 else "allowed")
+            if buffer_count
+            else None,
+            context_dependencies=dependencies,
+        ),
+    ).build()
     notes.source("/identity/name", where)
     notes.source("/bindings/c/signature", where)
     notes.rule("/identity/desc", "description-from-name")
@@ -674,7 +454,7 @@ def classify_cuda_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], Not
 
 @cache
 def deprecations() -> Mapping[str, Any]:
-    document: Mapping[str, Any] = curated_document(MODEL, "deprecations.yaml")
+    document: Mapping[str, Any] = load(f"{MODEL}/deprecations.yaml")
     return document
 
 
@@ -688,12 +468,12 @@ def deprecated_version(name: str) -> str | None:
 @cache
 def curated_overrides(model: str) -> Mapping[str, Any]:
     """Hand-checked facts per function (descriptions, formal assignments), by key."""
-    document: Mapping[str, Any] = curated_document(model, "entries.yaml")
+    document: Mapping[str, Any] = load(f"{model}/entries.yaml")
     return document.get("entries", {})
 
 
 def apply_overrides(
-    model: str, key: str, entry: dict[str, Any], notes: Notes, formal: dict[str, Any]
+    model: str, key: str, entry: dict[str, Any], notes: Provenance, formal: dict[str, Any]
 ) -> None:
     """Put the curated facts of `key` into its entry: each a JSON pointer and a value."""
     curated = curated_overrides(model).get(key)
@@ -714,12 +494,10 @@ def apply_overrides(
             raise ClassifyError(f"{key}: curated pointer {pointer} names no field of the entry")
         else:
             target[last] = value
-        notes.curated(pointer, curated_origin(model, "entries.yaml", f"{key} ({source})"))
+        notes.curated(pointer, cite(f"{model}/entries.yaml", f"{key} ({source})"))
     if "formal" in curated:
         formal[key] = curated["formal"]
-        notes.curated(
-            "/semantics/formal", curated_origin(model, "entries.yaml", f"{key} ({source})")
-        )
+        notes.curated("/semantics/formal", cite(f"{model}/entries.yaml", f"{key} ({source})"))
 
 
 def classify(extracted: dict[str, Any]) -> dict[str, Any]:
@@ -734,7 +512,7 @@ def classify(extracted: dict[str, Any]) -> dict[str, Any]:
         entry, notes = classify_cuda_record(record)
         apply_overrides(MODEL, key, entry, notes, formal)
         entries[key] = entry
-        provenance[key] = dict(sorted(notes.records.items()))
+        provenance[key] = notes.sorted_records()
     unknown = sorted(set(curated_overrides(MODEL)) - set(entries))
     if unknown:
         raise ClassifyError(

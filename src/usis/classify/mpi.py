@@ -9,17 +9,26 @@ from __future__ import annotations
 
 import copy
 import functools
-import pathlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
+from usis.curated import load
+from usis.entry_builder import (
+    EntryBuilder,
+    Identity,
+    Parameter,
+    Provenance,
+    Relationships,
+    ToolIntegration,
+    binding_type,
+    execution,
+    memory,
+    returns,
+)
+from usis.formal.shapes import shape_ids
 
-from usis.classify.common import memory
-
-CURATED_DIR = pathlib.Path(__file__).resolve().parent.parent / "curated" / "mpi"
 MODEL = "mpi"
 HEADER = "mpi.h"
 F08_MODULE = "mpi_f08"
@@ -33,14 +42,9 @@ class MpiCurationError(ValueError):
 # Curated data
 
 
-@functools.cache
 def curated(name: str) -> Any:
-    """One curated YAML file of usis/curated/mpi, parsed."""
-    path = CURATED_DIR / f"{name}.yaml"
-    if not path.is_file():
-        raise MpiCurationError(f"{path}: curated MPI file is missing")
-    with path.open(encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+    """The curated file src/usis/curated/mpi/<name>.yaml, parsed."""
+    return load(f"mpi/{name}.yaml")
 
 
 def curated_path(name: str) -> str:
@@ -59,134 +63,93 @@ def judgement_from(judgement_id: str) -> str:
     return f"{curated_path('judgements')}#{judgement_id} (judgement)"
 
 
+def judge(prov: Provenance, pointer: str, judgement_id: str) -> None:
+    """Cite a judgement of curated/mpi/judgements.yaml as the origin of a value."""
+    prov.curated(pointer, judgement_from(judgement_id))
+
+
 # ---------------------------------------------------------------------------------------------
 # Name-based classification
 
 
-COLLECTIVE_BASES = {
-    "barrier": ("barrier", None, False),
-    "bcast": ("broadcast", "one_to_all", True),
-    "gather": ("gather", "all_to_one", True),
-    "gatherv": ("gather", "all_to_one", True),
-    "scatter": ("scatter", "one_to_all", True),
-    "scatterv": ("scatter", "one_to_all", True),
-    "allgather": ("allgather", "all_to_all", False),
-    "allgatherv": ("allgather", "all_to_all", False),
-    "alltoall": ("alltoall", "all_to_all", False),
-    "alltoallv": ("alltoall", "all_to_all", False),
-    "alltoallw": ("alltoall", "all_to_all", False),
-    "reduce": ("reduce", "all_to_one", True),
-    "allreduce": ("allreduce", "all_to_all", False),
-    "reduce_scatter": ("reduce_scatter", "all_to_all", False),
-    "reduce_scatter_block": ("reduce_scatter", "all_to_all", False),
-    "scan": ("scan", "all_to_all", False),
-    "exscan": ("scan", "all_to_all", False),
-    "neighbor_allgather": ("allgather", "all_to_all", False),
-    "neighbor_allgatherv": ("allgather", "all_to_all", False),
-    "neighbor_alltoall": ("alltoall", "all_to_all", False),
-    "neighbor_alltoallv": ("alltoall", "all_to_all", False),
-    "neighbor_alltoallw": ("alltoall", "all_to_all", False),
-}
-# MPI_IN_PLACE is accepted by these (MPI-4.1 chapter 6); bcast/barrier/neighborhood have no such mode.
-IN_PLACE_BASES = {
-    "gather",
-    "gatherv",
-    "scatter",
-    "scatterv",
-    "allgather",
-    "allgatherv",
-    "alltoall",
-    "alltoallv",
-    "alltoallw",
-    "reduce",
-    "allreduce",
-    "reduce_scatter",
-    "reduce_scatter_block",
-    "scan",
-    "exscan",
-}
-# Scan and exscan are defined on intracommunicators only; neighborhood collectives need a topology
-# (an intracommunicator); the rest were extended to intercommunicators in MPI-2.
-INTRA_ONLY_BASES = {"scan", "exscan"} | {b for b in COLLECTIVE_BASES if b.startswith("neighbor_")}
+@dataclass(frozen=True)
+class NameTables:
+    """The name tables of curated/mpi/names.yaml, in the forms the rules look them up in."""
 
-SEND_MODES = {
-    "send": (None, None, None),
-    "bsend": (False, True, False),
-    "ssend": (True, False, False),
-    "rsend": (False, False, True),
-}
-P2P_BASES = {
-    **{mode: "send" for mode in SEND_MODES},
-    "recv": "receive",
-    "mrecv": "receive",
-    "sendrecv": "send_receive",
-    "sendrecv_replace": "send_receive",
-    "probe": "receive",
-    "mprobe": "receive",
-}
-PARTITIONED = {
-    "psend_init": "send",
-    "precv_init": "receive",
-    "pready": "send",
-    "pready_range": "send",
-    "pready_list": "send",
-    "parrived": "receive",
-}
-RMA_OPERATIONS = {
-    "put": ("one_sided", "put"),
-    "get": ("one_sided", "get"),
-    "accumulate": ("one_sided", "accumulate"),
-    "get_accumulate": ("one_sided", "fetch_op"),
-    "fetch_and_op": ("atomic", None),
-    "compare_and_swap": ("atomic", "cswap"),
-}
-RMA_REQUEST_BASED = {"rput": "put", "rget": "get", "raccumulate": "accumulate"}
-RMA_REQUEST_BASED["rget_accumulate"] = "get_accumulate"
-EPOCH_CALLS = {
-    "win_fence",
-    "win_start",
-    "win_complete",
-    "win_post",
-    "win_wait",
-    "win_test",
-    "win_lock",
-    "win_unlock",
-    "win_lock_all",
-    "win_unlock_all",
-    "win_flush",
-    "win_flush_all",
-    "win_flush_local",
-    "win_flush_local_all",
-    "win_sync",
-}
-WAIT_CALLS = {"wait", "waitall", "waitany", "waitsome"}
-TEST_CALLS = {"test", "testall", "testany", "testsome"}
-STATUS_PEEK_CALLS = {
-    "request_get_status",
-    "request_get_status_all",
-    "request_get_status_any",
-    "request_get_status_some",
-}
-QUERY_PATTERN = re.compile(
-    r"(^|_)(get|query|compare|test_inter|initialized|finalized|is_thread_main|is_revoked|wtime|"
-    r"wtick|size|rank|coords|shift|topo_test|cartdim_get|graphdims_get|neighbors|neighbors_count|"
-    r"read|readreset|num|commutative|map|dims_create|test_cancelled|"
-    r"match_size|get_index|changed|get_info|get_item|get_source|get_tag|get_error|version)($|_)"
-)
-CONVERSION_PATTERN = re.compile(r"_(c2f|f2c|toint|fromint|c2f08|f082c|f082f|f2f08)$")
-LOCAL_DATA_CALLS = {
-    "pack",
-    "unpack",
-    "pack_external",
-    "unpack_external",
-    "reduce_local",
-    "aint_add",
-    "aint_diff",
-    "get_address",
-    "f_sync_reg",
-    "sizeof",
-}
-ABI_PATTERN = re.compile(r"^abi_")
+    # base name -> (semantics.collective type, algorithm_class, root_involved)
+    collective_bases: Mapping[str, tuple[str, str | None, bool]]
+    in_place_bases: frozenset[str]
+    intra_only_bases: frozenset[str]
+    neighborhood_forms: Mapping[str, str]
+    collective_pairs: Mapping[str, str]
+    p2p_bases: Mapping[str, str]
+    # send mode -> (synchronous, buffered, ready)
+    send_modes: Mapping[str, tuple[bool | None, bool | None, bool | None]]
+    standard_mode_bases: frozenset[str]
+    p2p_pairs: Mapping[str, str]
+    partitioned: Mapping[str, str]
+    # call -> (semantic class, operation)
+    rma_operations: Mapping[str, tuple[str, str | None]]
+    rma_request_based: Mapping[str, str]
+    epoch_calls: frozenset[str]
+    wait_calls: frozenset[str]
+    test_calls: frozenset[str]
+    status_peek_calls: frozenset[str]
+    epoch_close: frozenset[str]
+    epoch_flush: frozenset[str]
+    epoch_open: frozenset[str]
+    may_block_openers: frozenset[str]
+    query_pattern: re.Pattern[str]
+    local_data_calls: frozenset[str]
+    local_data_prefixes: tuple[str, ...]
+    conversion_pattern: re.Pattern[str]
+    error_by_kind: Mapping[str, str]
+    execute_once: frozenset[str]
+    nonblocking_management: Mapping[str, str]
+    exposed_buffer_calls: frozenset[str]
+    return_kinds: Mapping[str, str]
+
+
+@functools.cache
+def names() -> NameTables:
+    """curated/mpi/names.yaml, read once."""
+    data = curated("names")
+    collectives, p2p, rma = data["collectives"], data["point_to_point"], data["rma"]
+    completion, epochs = data["completion"], data["epochs"]
+    return NameTables(
+        collective_bases={
+            base: (facts["type"], facts["algorithm_class"], facts["root_involved"])
+            for base, facts in collectives["bases"].items()
+        },
+        in_place_bases=frozenset(collectives["in_place"]),
+        intra_only_bases=frozenset(collectives["intracommunicator_only"]),
+        neighborhood_forms=dict(collectives["neighborhood_forms"]),
+        collective_pairs=dict(collectives["paired_parameters"]),
+        p2p_bases=dict(p2p["bases"]),
+        send_modes={mode: tuple(flags) for mode, flags in p2p["send_modes"].items()},
+        standard_mode_bases=frozenset(p2p["standard_mode"]),
+        p2p_pairs=dict(p2p["paired_parameters"]),
+        partitioned=dict(data["partitioned"]["calls"]),
+        rma_operations={call: tuple(pair) for call, pair in rma["operations"].items()},
+        rma_request_based=dict(rma["request_based"]),
+        epoch_calls=frozenset(completion["epoch_calls"]),
+        wait_calls=frozenset(completion["wait_calls"]),
+        test_calls=frozenset(completion["test_calls"]),
+        status_peek_calls=frozenset(completion["status_peek_calls"]),
+        epoch_close=frozenset(epochs["close"]),
+        epoch_flush=frozenset(epochs["flush"]),
+        epoch_open=frozenset(epochs["open"]),
+        may_block_openers=frozenset(epochs["may_block"]),
+        query_pattern=re.compile("(^|_)(" + "|".join(data["queries"]["words"]) + ")($|_)"),
+        local_data_calls=frozenset(data["local_data"]["calls"]),
+        local_data_prefixes=tuple(data["local_data"]["prefixes"]),
+        conversion_pattern=re.compile("_(" + "|".join(data["conversions"]["suffixes"]) + ")$"),
+        error_by_kind=dict(data["errors"]["by_kind"]),
+        execute_once=frozenset(data["execution"]["execute_once"]),
+        nonblocking_management=dict(data["execution"]["nonblocking_management"]),
+        exposed_buffer_calls=frozenset(data["execution"]["exposed_buffers"]),
+        return_kinds=dict(data["return_kinds"]["kinds"]),
+    )
 
 
 @dataclass
@@ -228,39 +191,39 @@ def classify_call(record: Mapping[str, Any]) -> CallClass:
     category = record["category"]
     if category != "procedure":
         return CallClass(key, rest, category, None, f"rule:api_group.{category}")
-    base, variant = strip_variant(rest, COLLECTIVE_BASES)
+    base, variant = strip_variant(rest, names().collective_bases)
     if base is not None:
         call = CallClass(key, rest, category, "collective", "rule:api_group.collective_name")
         call.collective_base = base
         call.variant = variant
         call.semantic_class = None if base == "barrier" else "collective"
         return call
-    if rest in PARTITIONED:
+    if rest in names().partitioned:
         call = CallClass(key, rest, category, "point_to_point", "rule:api_group.partitioned")
         call.p2p_base = rest
-        call.p2p_direction = PARTITIONED[rest]
+        call.p2p_direction = names().partitioned[rest]
         call.semantic_class = "point_to_point"
         call.variant = "pp" if rest.endswith("_init") else None
         return call
-    base, variant = strip_variant(rest, P2P_BASES)
+    base, variant = strip_variant(rest, names().p2p_bases)
     if base is not None and not (base in ("probe", "mprobe") and variant == "p"):
         call = CallClass(key, rest, category, "point_to_point", "rule:api_group.p2p_name")
         call.p2p_base = base
-        call.p2p_direction = P2P_BASES[base]
+        call.p2p_direction = names().p2p_bases[base]
         # A probe only inspects the matching queue: it starts no operation and leaves no request.
         call.variant = None if base in ("probe", "mprobe") else variant
         call.semantic_class = "point_to_point"
-        if base in SEND_MODES:
-            call.send_mode = SEND_MODES[base]
+        if base in names().send_modes:
+            call.send_mode = names().send_modes[base]
         return call
-    if rest in RMA_OPERATIONS or rest in RMA_REQUEST_BASED:
+    if rest in names().rma_operations or rest in names().rma_request_based:
         call = CallClass(key, rest, category, "one_sided", "rule:api_group.rma_name")
-        operation = RMA_REQUEST_BASED.get(rest, rest)
-        call.semantic_class, call.rma_operation = RMA_OPERATIONS[operation][0], operation
-        call.rma_request_based = rest in RMA_REQUEST_BASED
+        operation = names().rma_request_based.get(rest, rest)
+        call.semantic_class, call.rma_operation = names().rma_operations[operation][0], operation
+        call.rma_request_based = rest in names().rma_request_based
         call.variant = "nb"
         return call
-    if rest in EPOCH_CALLS or rest in WAIT_CALLS or rest in TEST_CALLS:
+    if rest in names().epoch_calls or rest in names().wait_calls or rest in names().test_calls:
         return CallClass(key, rest, category, "synchronization", "rule:api_group.completion")
     if rest.startswith("file_"):
         call = CallClass(key, rest, category, "io", "rule:api_group.file_prefix")
@@ -269,39 +232,21 @@ def classify_call(record: Mapping[str, Any]) -> CallClass:
         elif re.match(r"file_(read|write)", rest) and not rest.endswith("_begin"):
             call.variant = "b"
         return call
-    if CONVERSION_PATTERN.search(rest) or rest in LOCAL_DATA_CALLS or ABI_PATTERN.match(rest):
+    if (
+        names().conversion_pattern.search(rest)
+        or rest in names().local_data_calls
+        or rest.startswith(names().local_data_prefixes)
+    ):
         return CallClass(key, rest, category, None, "rule:api_group.local_data_or_conversion")
-    if rest in STATUS_PEEK_CALLS or rest in ("error_class", "error_string"):
+    if rest in names().status_peek_calls or rest in ("error_class", "error_string"):
         return CallClass(key, rest, category, "query", "rule:api_group.query_name")
-    if QUERY_PATTERN.search(rest):
+    if names().query_pattern.search(rest):
         return CallClass(key, rest, category, "query", "rule:api_group.query_name")
     return CallClass(key, rest, category, "management", "rule:api_group.management_default")
 
 
 # ---------------------------------------------------------------------------------------------
 # Entry assembly helpers
-
-
-class Provenance:
-    """Collects {json_pointer: record} for one entry while it is built."""
-
-    def __init__(self) -> None:
-        self.records: dict[str, dict[str, str]] = {}
-
-    def note(self, pointer: str, method: str, origin: str, stage: str = "classify") -> None:
-        self.records[pointer] = {"stage": stage, "method": method, "from": origin}
-
-    def source(self, pointer: str, origin: str) -> None:
-        self.note(pointer, "source", origin, stage="extract")
-
-    def rule(self, pointer: str, rule_id: str) -> None:
-        self.note(pointer, "rule", rule_id)
-
-    def curated(self, pointer: str, origin: str) -> None:
-        self.note(pointer, "curated", origin)
-
-    def judgement(self, pointer: str, judgement_id: str) -> None:
-        self.note(pointer, "curated", judgement_from(judgement_id))
 
 
 def forum_kind_map() -> dict[str, dict[str, Any]]:
@@ -393,33 +338,21 @@ def value_range(parameter: Mapping[str, Any]) -> str | None:
     return None
 
 
-# A matching call's corresponding parameter (schema: parameter_constraints.paired_with): a send's
-# buffer description pairs with the receive's, a collective's send side with its receive side.
-P2P_PAIRS = {"datatype": "datatype", "tag": "tag", "comm": "comm", "count": "count"}
-COLLECTIVE_PAIRS = {
-    "sendtype": "recvtype",
-    "recvtype": "sendtype",
-    "sendcount": "recvcount",
-    "recvcount": "sendcount",
-    "root": "root",
-    "op": "op",
-    "comm": "comm",
-}
-
-
 def paired_with(call: CallClass, name: str) -> str | None:
+    """A matching call's corresponding parameter (parameter_constraints.paired_with): a send's
+    buffer description pairs with the receive's, a collective's send side with its receive side."""
     if call.collective_base is not None:
-        return COLLECTIVE_PAIRS.get(name)
+        return names().collective_pairs.get(name)
     if (
         call.p2p_base is not None
-        and call.rest not in PARTITIONED
+        and call.rest not in names().partitioned
         and call.p2p_base
         not in (
             "sendrecv",
             "sendrecv_replace",
         )
     ):
-        return P2P_PAIRS.get(name)
+        return names().p2p_pairs.get(name)
     return None
 
 
@@ -603,7 +536,7 @@ def standard_refs(call: CallClass) -> tuple[list[str], str]:
             )
         return refs, origin + ".collective"
     if call.p2p_base is not None:
-        if call.rest in PARTITIONED:
+        if call.rest in names().partitioned:
             return [sections["partitioned"]], origin + ".partitioned"
         refs.append(sections["p2p"][call.p2p_base])
         if call.variant == "nb":
@@ -624,66 +557,6 @@ def standard_refs(call: CallClass) -> tuple[list[str], str]:
 
 # ---------------------------------------------------------------------------------------------
 # Descriptions
-
-
-HANDLE_WORDS = {
-    "comm": "communicator",
-    "errhandler": "error handler",
-    "file": "file",
-    "group": "group",
-    "info": "info object",
-    "message": "message",
-    "op": "reduction operation",
-    "request": "request",
-    "session": "session",
-    "type": "datatype",
-    "win": "window",
-    "status": "status",
-}
-COLLECTIVE_PHRASES = {
-    "barrier": "blocks until every process of the communicator has entered the barrier",
-    "bcast": "broadcasts a buffer from the root process to every process of the communicator",
-    "gather": "gathers equal-sized contributions from every process into the root's buffer",
-    "gatherv": "gathers contributions of varying size from every process into the root's buffer",
-    "scatter": "scatters equal-sized slices of the root's buffer to every process",
-    "scatterv": "scatters slices of varying size from the root's buffer to every process",
-    "allgather": "gathers equal-sized contributions from every process into every process",
-    "allgatherv": "gathers contributions of varying size from every process into every process",
-    "alltoall": "sends a distinct equal-sized slice from every process to every other process",
-    "alltoallv": "sends a distinct slice of varying size from every process to every process",
-    "alltoallw": "sends a distinct slice with its own size, offset and datatype from every process to every process",
-    "reduce": "combines the buffers of every process with a reduction operation into the root's buffer",
-    "allreduce": "combines the buffers of every process with a reduction operation and returns the result to every process",
-    "reduce_scatter": "reduces the buffers of every process element-wise and scatters blocks of varying size of the result",
-    "reduce_scatter_block": "reduces the buffers of every process element-wise and scatters equal-sized blocks of the result",
-    "scan": "computes an inclusive prefix reduction over the processes in rank order",
-    "exscan": "computes an exclusive prefix reduction over the processes in rank order",
-    "neighbor_allgather": "gathers an equal-sized contribution from each topology neighbour of every process",
-    "neighbor_allgatherv": "gathers a contribution of varying size from each topology neighbour of every process",
-    "neighbor_alltoall": "exchanges a distinct equal-sized slice with each topology neighbour",
-    "neighbor_alltoallv": "exchanges a distinct slice of varying size with each topology neighbour",
-    "neighbor_alltoallw": "exchanges a distinct slice with its own size, offset and datatype with each topology neighbour",
-}
-P2P_PHRASES = {
-    "send": "sends a message to one process in standard mode",
-    "bsend": "sends a message in buffered mode, copying it into the attached buffer when needed",
-    "ssend": "sends a message in synchronous mode, completing only after the matching receive has started",
-    "rsend": "sends a message in ready mode, which requires the matching receive to be posted already",
-    "recv": "receives a message matching a source, tag and communicator",
-    "mrecv": "receives a message previously matched by a matching probe",
-    "sendrecv": "sends one message and receives another in a single call",
-    "sendrecv_replace": "sends a message and receives another into the same buffer",
-    "probe": "waits until a matching message is available and returns its status without receiving it",
-    "mprobe": "waits for a matching message and removes it from the matching queue as a message handle",
-}
-RMA_PHRASES = {
-    "put": "writes data from the origin buffer into a target process's window",
-    "get": "reads data from a target process's window into the origin buffer",
-    "accumulate": "combines origin data element-wise into a target window with a reduction operation",
-    "get_accumulate": "fetches target window data and then combines origin data into it with a reduction operation",
-    "fetch_and_op": "atomically fetches one target window element and combines an origin value into it",
-    "compare_and_swap": "atomically replaces one target window element when it equals a compare value, returning the old value",
-}
 
 
 FILE_ACCESS_NAME = re.compile(
@@ -725,9 +598,9 @@ def describe(call: CallClass, record: Mapping[str, Any]) -> tuple[str, str]:
     sentences = table.get("calls") or {}
     if call.key in sentences:
         return sentences[call.key], f"{curated_path('descriptions')}#calls"
-    words = {**HANDLE_WORDS, **(table.get("words") or {})}
+    words = {**table["handle_words"], **(table.get("words") or {})}
     if call.collective_base is not None:
-        phrase = COLLECTIVE_PHRASES[call.collective_base]
+        phrase = table["collective_phrases"][call.collective_base]
         prefix = {
             "b": "",
             "nb": "Starts a nonblocking operation that ",
@@ -735,8 +608,8 @@ def describe(call: CallClass, record: Mapping[str, Any]) -> tuple[str, str]:
         }[call.variant or "b"]
         sentence = (prefix + phrase) if prefix else capitalised(phrase)
         return sentence + ".", "rule:description.collective"
-    if call.p2p_base is not None and call.rest not in PARTITIONED:
-        phrase = P2P_PHRASES[call.p2p_base]
+    if call.p2p_base is not None and call.rest not in names().partitioned:
+        phrase = table["point_to_point_phrases"][call.p2p_base]
         if call.variant == "nb":
             return f"Starts a nonblocking operation that {phrase}.", "rule:description.p2p"
         if call.variant == "p":
@@ -746,7 +619,7 @@ def describe(call: CallClass, record: Mapping[str, Any]) -> tuple[str, str]:
             )
         return capitalised(phrase) + ".", "rule:description.p2p"
     if call.rma_operation is not None:
-        phrase = RMA_PHRASES[call.rma_operation]
+        phrase = table["rma_phrases"][call.rma_operation]
         if call.rma_request_based:
             return (
                 f"Request-based form that {phrase}, returning a request for local completion.",
@@ -756,19 +629,10 @@ def describe(call: CallClass, record: Mapping[str, Any]) -> tuple[str, str]:
     file_access = FILE_ACCESS_NAME.match(call.rest)
     if file_access is not None:
         return describe_file_access(file_access), "rule:description.file_access"
-    match = CONVERSION_PATTERN.search(call.rest)
+    match = names().conversion_pattern.search(call.rest)
     if match is not None:
-        handle = HANDLE_WORDS.get(call.rest[: match.start()], call.rest[: match.start()])
-        wording = {
-            "c2f": f"Converts a C {handle} handle to its Fortran integer handle.",
-            "f2c": f"Converts a Fortran integer {handle} handle to a C handle.",
-            "toint": f"Converts a {handle} handle to its integer value under the standard ABI.",
-            "fromint": f"Converts an integer value under the standard ABI back to a {handle} handle.",
-            "c2f08": "Converts a C status object to a Fortran 2008 status object.",
-            "f082c": "Converts a Fortran 2008 status object to a C status object.",
-            "f082f": "Converts a Fortran 2008 status object to a Fortran integer-array status.",
-            "f2f08": "Converts a Fortran integer-array status to a Fortran 2008 status object.",
-        }[match.group(1)]
+        handle = table["handle_words"].get(call.rest[: match.start()], call.rest[: match.start()])
+        wording = table["conversion_sentences"][match.group(1)].format(handle=handle)
         return wording, "rule:description.conversion"
     for pattern, template in table["patterns"]:
         found = re.fullmatch(pattern, call.rest)
@@ -788,34 +652,16 @@ def describe(call: CallClass, record: Mapping[str, Any]) -> tuple[str, str]:
 # Possible errors (MPI error classes, MPI-4.1 §9.4)
 
 
-ERROR_BY_KIND = {
-    "COMMUNICATOR": "MPI_ERR_COMM",
-    "DATATYPE": "MPI_ERR_TYPE",
-    "COUNT": "MPI_ERR_COUNT",
-    "TAG": "MPI_ERR_TAG",
-    "OPERATION": "MPI_ERR_OP",
-    "REQUEST": "MPI_ERR_REQUEST",
-    "WINDOW": "MPI_ERR_WIN",
-    "FILE": "MPI_ERR_FILE",
-    "INFO": "MPI_ERR_INFO",
-    "GROUP": "MPI_ERR_GROUP",
-    "BUFFER": "MPI_ERR_BUFFER",
-    "ERRHANDLER": "MPI_ERR_ARG",
-    "SESSION": "MPI_ERR_SESSION",
-    "KEY": "MPI_ERR_KEYVAL",
-}
-
-
-def possible_errors(call: CallClass, parameters: list[dict[str, Any]]) -> list[str]:
+def possible_errors(call: CallClass, parameters: list[Parameter]) -> list[str]:
     errors = {"MPI_ERR_OTHER", "MPI_ERR_INTERN", "MPI_ERR_ARG"}
     for parameter in parameters:
-        if parameter["direction"] == "out":
+        if parameter.direction == "out":
             continue
-        code = ERROR_BY_KIND.get(str(parameter["kind"]))
+        code = names().error_by_kind.get(str(parameter.kind))
         if code:
             errors.add(code)
-        if parameter["kind"] == "RANK":
-            errors.add("MPI_ERR_ROOT" if parameter["name"] == "root" else "MPI_ERR_RANK")
+        if parameter.kind == "RANK":
+            errors.add("MPI_ERR_ROOT" if parameter.name == "root" else "MPI_ERR_RANK")
     if call.api_group == "one_sided":
         errors |= {"MPI_ERR_RMA_SYNC", "MPI_ERR_RMA_RANGE", "MPI_ERR_DISP"}
     if call.p2p_direction in ("receive", "send_receive") and call.p2p_base in (
@@ -827,7 +673,7 @@ def possible_errors(call: CallClass, parameters: list[dict[str, Any]]) -> list[s
         errors.add("MPI_ERR_TRUNCATE")
     if call.api_group == "io":
         errors |= {"MPI_ERR_IO", "MPI_ERR_ACCESS"}
-    if call.rest in WAIT_CALLS | TEST_CALLS and call.rest.endswith(("all", "some")):
+    if call.rest in names().wait_calls | names().test_calls and call.rest.endswith(("all", "some")):
         errors.add("MPI_ERR_IN_STATUS")
     return sorted(errors)
 
@@ -836,22 +682,9 @@ def possible_errors(call: CallClass, parameters: list[dict[str, Any]]) -> list[s
 # Execution
 
 
-EXECUTE_ONCE = {"mpi_init", "mpi_init_thread", "mpi_finalize"}
-NONBLOCKING_MANAGEMENT = {
-    "comm_idup": "comm_dup",
-    "comm_idup_with_info": "comm_dup_with_info",
-    "buffer_iflush": "buffer_flush",
-    "comm_iflush_buffer": "comm_flush_buffer",
-    "session_iflush_buffer": "session_flush_buffer",
-}
 COLLECTIVE_FILE_ACCESS = re.compile(r"^file_i?(read|write)(_at)?_(all|ordered)(_begin|_end)?$")
 SPLIT_BEGIN = re.compile(r"^file_(read|write)(_at)?_(all|ordered)_begin$")
 SPLIT_END = re.compile(r"^file_(read|write)(_at)?_(all|ordered)_end$")
-FILE_DATA_ACCESS = re.compile(r"^file_i?(read|write)")
-EPOCH_CLOSE = {"win_fence", "win_complete", "win_unlock", "win_unlock_all", "win_wait", "win_test"}
-EPOCH_FLUSH = {"win_flush", "win_flush_all", "win_flush_local", "win_flush_local_all"}
-EPOCH_OPEN = {"win_start", "win_post", "win_lock", "win_lock_all"}
-MAY_BLOCK_OPENERS = {"win_start", "win_lock", "win_lock_all"}
 
 
 def is_collective(call: CallClass) -> tuple[bool, str]:
@@ -872,23 +705,23 @@ def operation_variant(call: CallClass, collective: bool) -> str | None:
         return None
     if call.variant is not None:
         return call.variant
-    if call.rest in NONBLOCKING_MANAGEMENT:
+    if call.rest in names().nonblocking_management:
         return "nb"
-    if call.rest in NONBLOCKING_MANAGEMENT.values():
+    if call.rest in names().nonblocking_management.values():
         return "b"
     if SPLIT_BEGIN.match(call.rest):
         return "nb"
     if (
         collective
         and call.category == "procedure"
-        and call.key not in EXECUTE_ONCE
+        and call.key not in names().execute_once
         and call.api_group != "synchronization"
     ):
         return "b"
     return None
 
 
-def execution(call: CallClass, collective: bool, prov: Provenance) -> dict[str, Any]:
+def execution_section(call: CallClass, collective: bool, prov: Provenance) -> dict[str, Any]:
     variant = operation_variant(call, collective)
     rest = call.rest
     stages: list[str] | None
@@ -904,10 +737,10 @@ def execution(call: CallClass, collective: bool, prov: Provenance) -> dict[str, 
     elif rest in ("start", "startall") or rest in ("pready", "pready_range", "pready_list"):
         stages, completion, blocking = ["s"], "ic", False
         rule_id = "rule:execution.start_stage"
-    elif rest in WAIT_CALLS:
+    elif rest in names().wait_calls:
         stages, completion, blocking = ["c", "f"], "c", True
         rule_id = "rule:execution.wait"
-    elif rest in TEST_CALLS:
+    elif rest in names().test_calls:
         stages, completion, blocking = ["c", "f"], "c", False
         rule_id = "rule:execution.test"
     elif rest == "request_free":
@@ -916,16 +749,17 @@ def execution(call: CallClass, collective: bool, prov: Provenance) -> dict[str, 
     elif SPLIT_END.match(rest):
         stages, completion, blocking = ["c", "f"], "c", True
         rule_id = "rule:execution.split_collective_end"
-    elif rest in EPOCH_CLOSE or rest in EPOCH_FLUSH:
+    elif rest in names().epoch_close or rest in names().epoch_flush:
         stages, completion = ["c"], "c"
         blocking = rest != "win_test"
         rule_id = "rule:execution.rma_completion"
     else:
         stages, completion = None, None
         blocking = not (
-            rest in ("iprobe", "improbe", "win_post", "parrived") or rest in STATUS_PEEK_CALLS
+            rest in ("iprobe", "improbe", "win_post", "parrived")
+            or rest in names().status_peek_calls
         )
-        if rest in MAY_BLOCK_OPENERS:
+        if rest in names().may_block_openers:
             blocking = False
         rule_id = "rule:execution.local_or_non_operation"
     for pointer in ("/execution/stages", "/execution/completion", "/execution/procedure_class"):
@@ -938,17 +772,17 @@ def execution(call: CallClass, collective: bool, prov: Provenance) -> dict[str, 
     ):
         prov.rule("/execution/blocking", "rule:execution.returns_when_done")
     if rest in ("wait", "waitall", "waitany", "waitsome", "test", "testall", "testany", "testsome"):
-        prov.judgement("/execution/stages", "wait_test_stages")
+        judge(prov, "/execution/stages", "wait_test_stages")
     if variant in ("p", "pp"):
-        prov.judgement("/execution/blocking", "persistent_init_nonblocking")
+        judge(prov, "/execution/blocking", "persistent_init_nonblocking")
     if SPLIT_BEGIN.match(rest):
-        prov.judgement("/execution/procedure_class", "split_collective_begin")
+        judge(prov, "/execution/procedure_class", "split_collective_begin")
     prov.rule(
         "/execution/execute_once", "rule:execution.execute_once (usis-api-schema.json execute_once)"
     )
     prov.rule("/execution/collective", "rule:collective")
     thread_safety = None if call.category == "callback" else "single"
-    prov.judgement("/execution/thread_safety", "thread_safety_single")
+    judge(prov, "/execution/thread_safety", "thread_safety_single")
     for pointer in ("/execution/launch", "/execution/runs_on", "/execution/gpu_scope"):
         prov.rule(
             pointer, "rule:execution.host_api (usis-api-schema.json launch: MPI is host-side)"
@@ -957,9 +791,9 @@ def execution(call: CallClass, collective: bool, prov: Provenance) -> dict[str, 
     if collective or call.semantic_class is not None or call.p2p_base is not None:
         locality = "both"
     if (
-        rest in EPOCH_CLOSE
-        or rest in EPOCH_FLUSH
-        or rest in EPOCH_OPEN
+        rest in names().epoch_close
+        or rest in names().epoch_flush
+        or rest in names().epoch_open
         or rest in ("abort", "comm_revoke")
     ):
         locality = "both"
@@ -967,20 +801,19 @@ def execution(call: CallClass, collective: bool, prov: Provenance) -> dict[str, 
         locality = "local"
     prov.rule("/execution/locality", "rule:execution.locality")
     if call.api_group == "io":
-        prov.judgement("/execution/locality", "io_locality")
-    return {
-        "blocking": blocking,
-        "execute_once": call.key in EXECUTE_ONCE,
-        "collective": collective,
-        "thread_safety": thread_safety,
-        "launch": "cpu",
-        "runs_on": "cpu",
-        "gpu_scope": None,
-        "stages": stages,
-        "locality": locality,
-        "completion": completion,
-        "procedure_class": procedure_class,
-    }
+        judge(prov, "/execution/locality", "io_locality")
+    return execution(
+        blocking=blocking,
+        execute_once=call.key in names().execute_once,
+        collective=collective,
+        thread_safety=thread_safety,
+        launch="cpu",
+        runs_on="cpu",
+        stages=stages,
+        locality=locality,
+        completion=completion,
+        procedure_class=procedure_class,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -988,14 +821,14 @@ def execution(call: CallClass, collective: bool, prov: Provenance) -> dict[str, 
 
 
 def semantics_collective(
-    call: CallClass, parameters: list[dict[str, Any]], prov: Provenance
+    call: CallClass, parameters: list[Parameter], prov: Provenance
 ) -> dict[str, Any] | None:
     if call.semantic_class != "collective" or call.collective_base is None:
         if call.collective_base == "barrier":
-            prov.judgement("/semantics/collective", "barrier_no_collective_type")
+            judge(prov, "/semantics/collective", "barrier_no_collective_type")
         return None
     base = call.collective_base
-    collective_type, algorithm, root = COLLECTIVE_BASES[base]
+    collective_type, algorithm, root = names().collective_bases[base]
     prov.rule("/semantics/collective/type", "rule:collective.type_by_name")
     prov.rule("/semantics/collective/algorithm_class", "rule:collective.algorithm_by_name")
     prov.rule("/semantics/collective/root_involved", "rule:collective.root_by_name")
@@ -1012,15 +845,12 @@ def semantics_collective(
     return {
         "type": collective_type,
         "root_involved": root,
-        "in_place": base in IN_PLACE_BASES,
-        "comm_scope": "intracommunicator" if base in INTRA_ONLY_BASES else "both",
+        "in_place": base in names().in_place_bases,
+        "comm_scope": "intracommunicator" if base in names().intra_only_bases else "both",
         "algorithm_class": algorithm,
-        "reduction_op": any(p["kind"] == "OPERATION" for p in parameters),
+        "reduction_op": any(p.kind == "OPERATION" for p in parameters),
         "topology_aware": base.startswith("neighbor_"),
     }
-
-
-STANDARD_MODE_BASES = {"send", "sendrecv", "sendrecv_replace"}
 
 
 def semantics_p2p(call: CallClass, prov: Provenance) -> dict[str, Any] | None:
@@ -1042,11 +872,11 @@ def semantics_p2p(call: CallClass, prov: Provenance) -> dict[str, Any] | None:
 def semantics_one_sided(call: CallClass, prov: Provenance) -> dict[str, Any] | None:
     if call.semantic_class != "one_sided" or call.rma_operation is None:
         return None
-    operation = RMA_OPERATIONS[call.rma_operation][1]
+    operation = names().rma_operations[call.rma_operation][1]
     prov.rule("/semantics/one_sided/operation", "rule:rma.operation_by_name")
-    prov.judgement("/semantics/one_sided/epoch_type", "rma_epoch_default")
+    judge(prov, "/semantics/one_sided/epoch_type", "rma_epoch_default")
     ordering = "none" if call.rma_operation in ("put", "get") else "relaxed"
-    prov.judgement("/semantics/one_sided/ordering", "rma_accumulate_ordering")
+    judge(prov, "/semantics/one_sided/ordering", "rma_accumulate_ordering")
     return {
         "operation": operation,
         "epoch_type": "lock" if call.rma_request_based else "fence",
@@ -1065,25 +895,16 @@ def semantics_atomic(call: CallClass, prov: Provenance) -> dict[str, Any] | None
     return {"operation": None, "fetch": True, "compare": False}
 
 
-EXPOSED_BUFFER_CALLS = {
-    "buffer_attach",
-    "comm_attach_buffer",
-    "session_attach_buffer",
-    "win_create",
-    "win_attach",
-}
-
-
 def semantics_memory(
-    call: CallClass, variant: str | None, parameters: list[dict[str, Any]], prov: Provenance
+    call: CallClass, variant: str | None, parameters: list[Parameter], prov: Provenance
 ) -> dict[str, Any] | None:
     rest = call.rest
-    has_buffer = any(p["kind"] == "BUFFER" for p in parameters)
+    has_buffer = any(p.kind == "BUFFER" for p in parameters)
     pointer = "/semantics/memory"
-    if rest in WAIT_CALLS:
+    if rest in names().wait_calls:
         prov.rule(pointer, "rule:memory.wait_completes_locally")
         return memory("after_return", None, "after_return", "local")
-    if rest in TEST_CALLS:
+    if rest in names().test_calls:
         prov.rule(pointer, "rule:memory.test_completes_locally")
         return memory("after_test", None, "after_test", "local")
     if rest in (
@@ -1113,23 +934,23 @@ def semantics_memory(
     if call.rma_operation is not None:
         local = "after_wait" if call.rma_request_based else "after_flush"
         remote = None if call.rma_operation == "get" else "after_fence"
-        prov.judgement(pointer + "/remote_completion", "rma_remote_after_fence")
+        judge(prov, pointer + "/remote_completion", "rma_remote_after_fence")
         prov.rule(pointer + "/local_completion", "rule:memory.rma_local (MPI-4.1 §12.3)")
         return memory(local, remote, local)
     if call.collective_base is not None or call.p2p_base is not None:
         sends = call.p2p_direction in ("send", "send_receive") or call.collective_base is not None
         remote = "after_return" if sends else None
         if sends:
-            prov.judgement(pointer + "/remote_completion", "remote_completion_two_sided")
+            judge(prov, pointer + "/remote_completion", "remote_completion_two_sided")
         prov.rule(pointer + "/local_completion", "rule:memory.local_by_variant")
         return memory(local, remote, local)
     if call.api_group == "io":
         if SPLIT_BEGIN.match(rest):
-            prov.judgement(pointer, "split_collective_begin")
+            judge(prov, pointer, "split_collective_begin")
             return memory("after_wait", None, "after_wait")
         prov.rule(pointer, "rule:memory.io_local (file storage is no remote process)")
         return memory(local, None, local)
-    if rest in EXPOSED_BUFFER_CALLS:
+    if rest in names().exposed_buffer_calls:
         prov.curated(
             pointer, "MPI-4.1 §3.6 and §12.2: the buffer belongs to MPI until detached or freed"
         )
@@ -1147,7 +968,7 @@ def build_parameters(
     callbacks: Mapping[str, Mapping[str, Any]],
     call: CallClass,
     prov: Provenance,
-) -> list[dict[str, Any]]:
+) -> list[Parameter]:
     function_key = record["key"]
     origin = record.get("curated_from") or "apis.json"
     parameters = []
@@ -1156,33 +977,29 @@ def build_parameters(
         length, array_type = length_and_array_type(raw.get("length"))
         kind, kind_origin = map_kind(function_key, raw, length is not None)
         desc = str(raw.get("desc") or "").strip() or None
-        parameter = {
-            "name": raw["name"],
-            "kind": kind,
-            "direction": raw["param_direction"],
-            "desc": desc,
-            "binding_type": {
-                "c": raw.get("c_type"),
-                "fortran90": raw.get("f90_type"),
-                "fortran08": raw.get("f08_type"),
-                "lis": raw.get("c_large_type"),
-                "cpp": None,
-            },
-            "asynchronous": bool(raw.get("asynchronous")),
-            "constant": bool(raw.get("constant")),
-            "pointer": passed_by_pointer(raw),
-            "array_type": array_type,
-            "func_type": func_type_signature(raw, callbacks),
-            "length": length,
-            "parameter_bindings": parameter_bindings(record, raw),
-            "root_only": bool(raw.get("root_only")),
-            "constraints": {
-                "not_null": None,
-                "value_range": value_range(raw),
-                "paired_with": paired_with(call, raw["name"]),
-            },
-            "memory_space": "host" if kind == "BUFFER" else None,
-        }
+        parameter = Parameter(
+            name=raw["name"],
+            kind=kind,
+            direction=raw["param_direction"],
+            desc=desc,
+            binding_type=binding_type(
+                raw.get("c_type"),
+                fortran90=raw.get("f90_type"),
+                fortran08=raw.get("f08_type"),
+                lis=raw.get("c_large_type"),
+            ),
+            asynchronous=bool(raw.get("asynchronous")),
+            constant=bool(raw.get("constant")),
+            pointer=passed_by_pointer(raw),
+            array_type=array_type,
+            func_type=func_type_signature(raw, callbacks),
+            length=length,
+            parameter_bindings=parameter_bindings(record, raw),
+            root_only=bool(raw.get("root_only")),
+            value_range=value_range(raw),
+            paired_with=paired_with(call, raw["name"]),
+            memory_space="host" if kind == "BUFFER" else None,
+        )
         for name in (
             "name",
             "direction",
@@ -1203,18 +1020,15 @@ def build_parameters(
         prov.rule(f"{pointer}/parameter_bindings", "rule:parameter_bindings.from_suppress_flags")
         prov.rule(f"{pointer}/constraints", "rule:constraints.from_forum_kind (NNI/PI kinds)")
         prov.rule(f"{pointer}/constraints/paired_with", "rule:constraints.paired_with")
-        prov.judgement(f"{pointer}/memory_space", "memory_space_host")
+        judge(prov, f"{pointer}/memory_space", "memory_space_host")
         parameters.append(parameter)
     return parameters
 
 
-RETURN_KINDS = {"ERROR_CODE": "ERROR_CODE", "ERROR_CLASS": "ERROR_CODE", "NOTHING": "void"}
-
-
 def build_return(
-    call: CallClass, record: Mapping[str, Any], parameters: list[dict[str, Any]], prov: Provenance
+    call: CallClass, record: Mapping[str, Any], parameters: list[Parameter], prov: Provenance
 ) -> dict[str, Any]:
-    kind = RETURN_KINDS.get(record["return_kind"], "value")
+    kind = names().return_kinds.get(record["return_kind"], "value")
     prov.rule("/return/kind", f"rule:return.kind_from_forum_return_kind ({record['return_kind']})")
     prov.rule(
         "/return/value_kind",
@@ -1228,21 +1042,14 @@ def build_return(
     prov.rule("/return/possible_successes", "rule:return.mpi_success")
     prov.source("/return/binding_type", "apis.json return_kind rendered by pympistandard")
     # Fortran reports an MPI error through the ierror argument, and the few value-returning
-    # procedures are C-only or render their Fortran result type only inside the function text.
-    fortran_type = None
-    return {
-        "kind": kind,
-        "value_kind": None,
-        "binding_type": {
-            "c": c_type,
-            "fortran90": fortran_type,
-            "fortran08": fortran_type,
-            "lis": c_type if record["attributes"].get("lis_expressible") else None,
-            "cpp": None,
-        },
-        "possible_errors": errors,
-        "possible_successes": ["MPI_SUCCESS"] if kind == "ERROR_CODE" else [],
-    }
+    # procedures are C-only or render their Fortran result type only inside the function text,
+    # so the Fortran result types stay null.
+    return returns(
+        kind,
+        binding_type(c_type, lis=c_type if record["attributes"].get("lis_expressible") else None),
+        errors=errors,
+        successes=["MPI_SUCCESS"] if kind == "ERROR_CODE" else [],
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1251,7 +1058,7 @@ def build_return(
 
 def context_dependencies(call: CallClass, semantics: Mapping[str, Any]) -> list[dict[str, Any]]:
     dependencies: list[dict[str, Any]] = []
-    if call.p2p_base in STANDARD_MODE_BASES and call.rest not in PARTITIONED:
+    if call.p2p_base in names().standard_mode_bases and call.rest not in names().partitioned:
         for name in ("synchronous", "buffered", "ready"):
             dependencies.append(
                 {
@@ -1321,7 +1128,7 @@ def context_dependencies(call: CallClass, semantics: Mapping[str, Any]) -> list[
                     "ordered as accumulate_ordering says; put and get are never ordered.",
                 }
             )
-    if call.rest in MAY_BLOCK_OPENERS:
+    if call.rest in names().may_block_openers:
         dependencies.append(
             {
                 "field": "execution.blocking",
@@ -1334,7 +1141,7 @@ def context_dependencies(call: CallClass, semantics: Mapping[str, Any]) -> list[
                 "does not require it to.",
             }
         )
-    if call.rest in WAIT_CALLS | TEST_CALLS:
+    if call.rest in names().wait_calls | names().test_calls:
         dependencies.append(
             {
                 "field": "execution.stages",
@@ -1347,13 +1154,13 @@ def context_dependencies(call: CallClass, semantics: Mapping[str, Any]) -> list[
     return dependencies
 
 
-def invariants(parameters: list[dict[str, Any]]) -> list[str]:
+def invariants(parameters: list[Parameter]) -> list[str]:
     found = []
     for parameter in parameters:
-        value = parameter["constraints"]["value_range"]
-        if value is None or parameter["array_type"] is not None:
+        value = parameter.value_range
+        if value is None or parameter.array_type is not None:
             continue
-        name = parameter["name"]
+        name = parameter.name
         if value == f"{name} >= 0":
             found.append(f"param:{name} >= 0")
         elif value == f"{name} > 0":
@@ -1365,12 +1172,12 @@ def tool_integration(
     call: CallClass,
     record: Mapping[str, Any],
     semantics: Mapping[str, Any],
-    parameters: list[dict[str, Any]],
+    parameters: list[Parameter],
     prov: Provenance,
-) -> dict[str, Any]:
+) -> ToolIntegration:
     profiling = f"P{record['name']}" if call.category == "procedure" else None
     prov.rule("/tool_integration/profiling_name", "rule:profiling.pmpi_prefix (MPI-4.1 §15.2)")
-    has_buffer = any(p["kind"] == "BUFFER" for p in parameters)
+    has_buffer = any(p.kind == "BUFFER" for p in parameters)
     collective = semantics.get("collective")
     if not has_buffer:
         aliasing = None
@@ -1384,12 +1191,12 @@ def tool_integration(
     )
     prov.rule("/tool_integration/invariants", "rule:invariants.from_forum_nni_kinds")
     prov.rule("/tool_integration/context_dependencies", "rule:context_dependencies")
-    return {
-        "profiling_name": profiling,
-        "invariants": invariants(parameters),
-        "buffer_aliasing": aliasing,
-        "context_dependencies": context_dependencies(call, semantics),
-    }
+    return ToolIntegration(
+        profiling_name=profiling,
+        invariants=invariants(parameters),
+        buffer_aliasing=aliasing,
+        context_dependencies=context_dependencies(call, semantics),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1401,19 +1208,10 @@ def nonblocking_name(rest: str) -> list[str]:
     candidates = [f"i{rest}"]
     if rest.startswith("file_"):
         candidates.append("file_i" + rest[len("file_") :])
-    inverse = {blocking: nb for nb, blocking in NONBLOCKING_MANAGEMENT.items()}
+    inverse = {blocking: nb for nb, blocking in names().nonblocking_management.items()}
     if rest in inverse:
         candidates.insert(0, inverse[rest])
     return candidates
-
-
-NEIGHBORHOOD_PAIRS = {
-    "allgather": "neighbor_allgather",
-    "allgatherv": "neighbor_allgatherv",
-    "alltoall": "neighbor_alltoall",
-    "alltoallv": "neighbor_alltoallv",
-    "alltoallw": "neighbor_alltoallw",
-}
 
 
 def variant_links(keys: set[str]) -> dict[str, dict[str, str | None]]:
@@ -1434,11 +1232,11 @@ def variant_links(keys: set[str]) -> dict[str, dict[str, str | None]]:
                 break
         persistent = f"mpi_{rest}_init"
         if persistent in keys and (
-            rest in COLLECTIVE_BASES or rest in ("send", "bsend", "ssend", "rsend", "recv")
+            rest in names().collective_bases or rest in ("send", "bsend", "ssend", "rsend", "recv")
         ):
             links[key]["persistent"] = persistent
             links[persistent]["blocking"] = key
-    for plain, neighbor in NEIGHBORHOOD_PAIRS.items():
+    for plain, neighbor in names().neighborhood_forms.items():
         for prefix, suffix in (("", ""), ("i", ""), ("", "_init")):
             left = f"mpi_{prefix}{plain}{suffix}"
             right = f"mpi_{prefix}{neighbor}{suffix}"
@@ -1452,39 +1250,37 @@ def variant_links(keys: set[str]) -> dict[str, dict[str, str | None]]:
 # Formal assignments
 
 
-def lifecycle_assignment(
-    parameters: list[dict[str, Any]], collective: bool
-) -> dict[str, Any] | None:
+def lifecycle_assignment(parameters: list[Parameter], collective: bool) -> dict[str, Any] | None:
     """A handle-creating call's lifecycle shape, by rule: a new datatype derived from `oldtype`
     (local), or a new communicator derived from the input communicator (collective)."""
-    by_name = {parameter["name"]: parameter for parameter in parameters}
+    by_name = {parameter.name: parameter for parameter in parameters}
     newtype = by_name.get("newtype")
-    if newtype is not None and newtype["kind"] == "DATATYPE" and newtype["direction"] == "out":
+    if newtype is not None and newtype.kind == "DATATYPE" and newtype.direction == "out":
         bindings: dict[str, Any] = {"handle": "param:newtype", "handle_kind": "DATATYPE"}
         if "oldtype" in by_name:
             bindings["parent"] = "param:oldtype"
         return {"shape_ref": "lifecycle.local_create", "bindings": bindings}
-    created = [p for p in parameters if p["kind"] == "COMMUNICATOR" and p["direction"] == "out"]
-    parents = [p for p in parameters if p["kind"] == "COMMUNICATOR" and p["direction"] == "in"]
+    created = [p for p in parameters if p.kind == "COMMUNICATOR" and p.direction == "out"]
+    parents = [p for p in parameters if p.kind == "COMMUNICATOR" and p.direction == "in"]
     if collective and len(created) == 1 and parents and "request" not in by_name:
         return {
             "shape_ref": "lifecycle.collective_create",
             "bindings": {
-                "handle": f"param:{created[0]['name']}",
+                "handle": f"param:{created[0].name}",
                 "handle_kind": "COMMUNICATOR",
-                "parent": f"param:{parents[0]['name']}",
+                "parent": f"param:{parents[0].name}",
             },
         }
     return None
 
 
 def formal_assignment(
-    call: CallClass, variant: str | None, parameters: list[dict[str, Any]], collective: bool
+    call: CallClass, variant: str | None, parameters: list[Parameter], collective: bool
 ) -> tuple[dict[str, Any] | None, str]:
     """The {shape_ref, bindings} assignment for a call from curated/mpi/formal.yaml, or None."""
     table = curated("formal")
     origin = curated_path("formal")
-    parameter_names = {parameter["name"] for parameter in parameters}
+    parameter_names = {parameter.name for parameter in parameters}
     base_assignment = None
     if call.key in table["calls"]:
         return copy.deepcopy(table["calls"][call.key]), f"{origin}#calls.{call.key}"
@@ -1496,7 +1292,7 @@ def formal_assignment(
     if call.collective_base is not None:
         base_assignment = table["collective"].get(call.collective_base)
         where = f"{origin}#collective.{call.collective_base}"
-    elif call.p2p_base is not None and call.rest not in PARTITIONED:
+    elif call.p2p_base is not None and call.rest not in names().partitioned:
         base_assignment = table["p2p"].get(call.p2p_base)
         where = f"{origin}#p2p.{call.p2p_base}"
     elif call.rma_operation is not None:
@@ -1517,7 +1313,7 @@ def formal_assignment(
 # Entries
 
 
-def identity(call: CallClass, record: Mapping[str, Any], prov: Provenance) -> dict[str, Any]:
+def identity(call: CallClass, record: Mapping[str, Any], prov: Provenance) -> Identity:
     since, since_source = since_table().get(call.key, (None, ""))
     if call.key not in since_table():
         raise MpiCurationError(
@@ -1532,10 +1328,10 @@ def identity(call: CallClass, record: Mapping[str, Any], prov: Provenance) -> di
     prov.rule("/identity/model", "rule:identity.model")
     prov.rule("/identity/api_group", call.api_group_rule)
     if call.api_group is None or call.rest in ("start", "startall", "request_free", "cancel"):
-        prov.judgement("/identity/api_group", "api_group_choices")
+        judge(prov, "/identity/api_group", "api_group_choices")
     prov.curated("/identity/since", f"{curated_path('since')}: {since_source}")
     if since is None:
-        prov.judgement("/identity/since", "ulfm_since_null")
+        judge(prov, "/identity/since", "ulfm_since_null")
     prov.curated(
         "/identity/deprecated_in",
         f"{curated_path('deprecations')}: {deprecation['source']}"
@@ -1549,16 +1345,15 @@ def identity(call: CallClass, record: Mapping[str, Any], prov: Provenance) -> di
     prov.rule(
         "/identity/type_family", "rule:identity.no_type_family (MPI calls take a datatype argument)"
     )
-    return {
-        "model": MODEL,
-        "name": record["name"],
-        "api_group": call.api_group,
-        "since": since,
-        "deprecated_in": deprecation["deprecated_in"] if deprecation else None,
-        "standard_refs": refs,
-        "desc": desc,
-        "type_family": None,
-    }
+    return Identity(
+        MODEL,
+        record["name"],
+        api_group=call.api_group,
+        since=since,
+        deprecated_in=deprecation["deprecated_in"] if deprecation else None,
+        standard_refs=refs,
+        desc=desc,
+    )
 
 
 def index_overload(forum_value: Any) -> bool | None:
@@ -1611,10 +1406,10 @@ def build_entry(
     call = classify_call(record)
     collective, collective_rule = is_collective(call)
     parameters = build_parameters(record, callbacks, call, prov)
-    execution_section = execution(call, collective, prov)
+    section = execution_section(call, collective, prov)
     prov.rule("/execution/collective", collective_rule)
     if call.key in ("mpi_init", "mpi_init_thread"):
-        prov.judgement("/execution/collective", "init_not_collective")
+        judge(prov, "/execution/collective", "init_not_collective")
     variant = operation_variant(call, collective)
     semantics_section: dict[str, Any] = {
         "collective": semantics_collective(call, parameters, prov),
@@ -1641,27 +1436,24 @@ def build_entry(
     )
     prov.rule("/relationships/supersedes", "rule:supersedes.inversion_of_superseded_by")
     own_links = links.get(call.key, {})
-    entry = {
-        "identity": identity(call, record, prov),
-        "bindings": bindings(record, prov),
-        "execution": execution_section,
-        "semantics": semantics_section,
-        "parameters": parameters,
-        "return": build_return(call, record, parameters, prov),
-        "tool_integration": tool_integration(call, record, semantics_section, parameters, prov),
-        "relationships": {
-            "variants": {
-                "nonblocking": prefixed(own_links.get("nonblocking")),
-                "blocking": prefixed(own_links.get("blocking")),
-                "persistent": prefixed(own_links.get("persistent")),
-                "neighborhood": prefixed(own_links.get("neighborhood")),
-                "host": None,
-                "gpu": None,
-            },
-            "superseded_by": superseded_by,
-            "supersedes": [],
-        },
-    }
+    relationships = Relationships(superseded_by=superseded_by)
+    for variant_kind in ("nonblocking", "blocking", "persistent", "neighborhood"):
+        relationships.variants[variant_kind] = prefixed(own_links.get(variant_kind))
+    # Built in this order: a later section's provenance may refine an earlier one's.
+    entry_identity = identity(call, record, prov)
+    entry_bindings = bindings(record, prov)
+    returned = build_return(call, record, parameters, prov)
+    tools = tool_integration(call, record, semantics_section, parameters, prov)
+    entry = EntryBuilder(
+        identity=entry_identity,
+        bindings=entry_bindings,
+        execution=section,
+        semantics=semantics_section,
+        parameters=parameters,
+        returns=returned,
+        tool_integration=tools,
+        relationships=relationships,
+    ).build()
     assignment, formal_origin = formal_assignment(call, variant, parameters, collective)
     prov.curated("/semantics/formal", formal_origin)
     return entry, assignment, prov.records
@@ -1686,22 +1478,9 @@ def invert_supersession(entries: dict[str, dict[str, Any]]) -> None:
         entry["relationships"]["supersedes"] = sorted(inverse[key])
 
 
-def known_shapes() -> set[str] | None:
-    """Shape ids of curated/shapes.json, or None when the catalog does not exist yet."""
-    import json
-
-    path = CURATED_DIR.parent / "shapes.json"
-    if not path.is_file():
-        return None
-    catalog = json.loads(path.read_text(encoding="utf-8"))
-    shapes = catalog.get("shapes", catalog) if isinstance(catalog, dict) else catalog
-    items = shapes.values() if isinstance(shapes, dict) else shapes
-    return {str(shape["id"]) for shape in items}
-
-
 def missing_shapes(formal: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
     """Shape ids the MPI assignments name that curated/shapes.json lacks, with the keys needing them."""
-    available = known_shapes() or set()
+    available = shape_ids()
     missing: dict[str, list[str]] = {}
     for key, assignment in formal.items():
         refs = assignment["shape_ref"]
@@ -1735,20 +1514,19 @@ def classify(extracted: Mapping[str, Any]) -> dict[str, Any]:
         if assignment is not None:
             formal[key] = assignment
     invert_supersession(entries)
-    available = known_shapes()
-    if available is not None:
-        formal = {
-            key: assignment
-            for key, assignment in formal.items()
-            if all(
-                ref in available
-                for ref in (
-                    assignment["shape_ref"]
-                    if isinstance(assignment["shape_ref"], list)
-                    else [assignment["shape_ref"]]
-                )
+    available = shape_ids()
+    formal = {
+        key: assignment
+        for key, assignment in formal.items()
+        if all(
+            ref in available
+            for ref in (
+                assignment["shape_ref"]
+                if isinstance(assignment["shape_ref"], list)
+                else [assignment["shape_ref"]]
             )
-        }
+        )
+    }
     return {
         "model": MODEL,
         "sources": extracted["sources"],

@@ -12,22 +12,25 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from usis.classify.common import empty_semantics, memory
-from usis.classify.cuda import (
+from usis.cheader.declarations import render_signature
+from usis.curated import cite, load
+from usis.entry_builder import (
     ClassifyError,
-    Notes,
+    EntryBuilder,
+    Identity,
     ParameterFacts,
-    assemble_entry,
-    build_parameter,
+    Provenance,
+    ToolIntegration,
+    c_bindings,
+    c_return,
     context_dependency,
-    curated_document,
-    curated_origin,
+    declared_parameter,
     default_direction,
+    empty_semantics,
     execution,
     is_pointer,
-    note_parameter,
-    render_signature,
-    return_of,
+    memory,
+    note_declared_parameter,
 )
 
 MODEL = "nccl"
@@ -84,19 +87,19 @@ REMOTE_COMPLETION_DEPENDENCY = context_dependency(
 
 @cache
 def function_table() -> Mapping[str, Any]:
-    document: Mapping[str, Any] = curated_document(MODEL, "functions.yaml")
+    document: Mapping[str, Any] = load(f"{MODEL}/functions.yaml")
     return document
 
 
 @cache
 def collective_table() -> Mapping[str, Any]:
-    document: Mapping[str, Any] = curated_document(MODEL, "collectives.yaml")
+    document: Mapping[str, Any] = load(f"{MODEL}/collectives.yaml")
     return document["types"]
 
 
 @cache
 def formal_table() -> Mapping[str, Any]:
-    document: Mapping[str, Any] = curated_document(MODEL, "formal.yaml")
+    document: Mapping[str, Any] = load(f"{MODEL}/formal.yaml")
     return document["assignments"]
 
 
@@ -268,7 +271,7 @@ def collective_semantics(collective_type: str, has_op: bool) -> dict[str, Any]:
 
 def classify_record(
     record: Mapping[str, Any], result_codes: list[str]
-) -> tuple[dict[str, Any], Notes, dict[str, Any] | None]:
+) -> tuple[dict[str, Any], Provenance, dict[str, Any] | None]:
     name = record["name"]
     where = f"{HEADER}:{record['line']}"
     curated = function_table()["functions"].get(name)
@@ -279,8 +282,8 @@ def classify_record(
         )
     category = curated["category"]
     source = function_table()["source"]
-    origin = curated_origin(MODEL, "functions.yaml", f"{name} ({source})")
-    notes = Notes("nccl")
+    origin = cite(f"{MODEL}/functions.yaml", f"{name} ({source})")
+    notes = Provenance("classify/nccl.py")
     semantics = empty_semantics()
     dependencies: list[dict[str, Any]] = []
     has_op = any(p["type"] == "ncclRedOp_t" for p in record["parameters"])
@@ -336,9 +339,7 @@ def classify_record(
     if category == "collective":
         collective_type = curated["type"]
         semantics["collective"] = collective_semantics(collective_type, has_op)
-        notes.curated(
-            "/semantics/collective", curated_origin(MODEL, "collectives.yaml", collective_type)
-        )
+        notes.curated("/semantics/collective", cite(f"{MODEL}/collectives.yaml", collective_type))
         api_group = "collective"
         two_buffers = name != "ncclBcast"
         in_place = semantics["collective"]["in_place"] and two_buffers
@@ -390,11 +391,11 @@ def classify_record(
     parameters = []
     for index, declared in enumerate(record["parameters"]):
         facts = parameter_facts(name, category, declared, record)
-        parameters.append(build_parameter(declared, facts))
-        note_parameter(notes, index, where, "nccl-parameter")
+        parameters.append(declared_parameter(declared, facts))
+        note_declared_parameter(notes, index, where, "nccl-parameter")
     if category in ("register",):
         aliasing = "allowed"
-    if aliasing is None and any(p["kind"] == "BUFFER" for p in parameters):
+    if aliasing is None and any(p.kind == "BUFFER" for p in parameters):
         aliasing = "allowed"
     return_type = record["return_type"]
     if return_type == "ncclResult_t":
@@ -402,28 +403,28 @@ def classify_record(
         if category in COMMUNICATOR_CATEGORIES or category == "group_end":
             successes.append("ncclInProgress")
         errors = [code for code in result_codes if code not in successes and code != "ncclSuccess"]
-        returned = return_of(return_type, kind="ERROR_CODE", errors=errors, successes=successes)
+        returned = c_return(return_type, kind="ERROR_CODE", errors=errors, successes=successes)
         notes.source("/return/possible_errors", f"{HEADER} enum ncclResult_t")
     elif return_type == "const char*":
-        returned = return_of(return_type, kind="value", value_kind="STRING")
+        returned = c_return(return_type, kind="value", value_kind="STRING")
     else:
-        returned = return_of(return_type, kind="void")
+        returned = c_return(return_type, kind="void")
     notes.rule("/return/kind", "return-kind")
-    entry = assemble_entry(
-        model=MODEL,
-        name=name,
-        api_group=api_group,
-        desc=curated["desc"],
-        header=HEADER,
-        signature=render_signature(record),
-        execution_section=section,
+    entry = EntryBuilder(
+        identity=Identity(MODEL, name, api_group=api_group, desc=curated["desc"]),
+        bindings=c_bindings(
+            HEADER, render_signature(name, record["return_type"], record["parameters"])
+        ),
+        execution=section,
         semantics=semantics,
         parameters=parameters,
-        return_section=returned,
-        profiling_name=record.get("profiling_name"),
-        buffer_aliasing=aliasing,
-        context_dependencies=dependencies,
-    )
+        returns=returned,
+        tool_integration=ToolIntegration(
+            profiling_name=record.get("profiling_name"),
+            buffer_aliasing=aliasing,
+            context_dependencies=dependencies,
+        ),
+    ).build()
     if record.get("deprecated"):
         notes.source(
             "/identity/deprecated_in", f"{where} deprecated attribute (version not stated)"
@@ -436,7 +437,7 @@ def classify_record(
         notes.rule("/tool_integration/context_dependencies", "nccl-blocking-context")
     assignment = formal_table().get(name)
     if assignment is not None:
-        notes.curated("/semantics/formal", curated_origin(MODEL, "formal.yaml", name))
+        notes.curated("/semantics/formal", cite(f"{MODEL}/formal.yaml", name))
     return entry, notes, dict(assignment) if assignment is not None else None
 
 
@@ -451,7 +452,7 @@ def classify(extracted: dict[str, Any]) -> dict[str, Any]:
         key = f"{MODEL}:{record['name']}"
         entry, notes, assignment = classify_record(record, extracted["result_codes"])
         entries[key] = entry
-        provenance[key] = dict(sorted(notes.records.items()))
+        provenance[key] = notes.sorted_records()
         if assignment is not None:
             formal[key] = assignment
     declared = {record["name"] for record in extracted["records"]}

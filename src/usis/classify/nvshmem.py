@@ -18,21 +18,25 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from usis.classify.common import ATOMIC_OPERATIONS, TEAM_NAMES, empty_semantics, memory
-from usis.classify.cuda import (
+from usis.cheader.declarations import render_signature
+from usis.curated import cite, load
+from usis.entry_builder import (
     ClassifyError,
-    Notes,
+    EntryBuilder,
+    Identity,
     ParameterFacts,
-    assemble_entry,
-    build_parameter,
+    Provenance,
+    ToolIntegration,
+    c_bindings,
+    c_return,
     context_dependency,
-    curated_document,
-    curated_origin,
+    declared_parameter,
     default_direction,
+    empty_semantics,
     execution,
     is_pointer,
-    note_parameter,
-    return_of,
+    memory,
+    note_declared_parameter,
 )
 
 MODEL = "nvshmem"
@@ -132,8 +136,20 @@ COLLECTIVE_MANAGEMENT = {
 
 @cache
 def descriptions() -> Mapping[str, Any]:
-    document: Mapping[str, Any] = curated_document(MODEL, "operations.yaml")
+    document: Mapping[str, Any] = load(f"{MODEL}/operations.yaml")
     return document
+
+
+def atomic_operations() -> Mapping[str, Mapping[str, Any]]:
+    """semantics.atomic of each atomic operation, by OpenSHMEM 1.4 name (which NVSHMEM keeps)."""
+    table: Mapping[str, Mapping[str, Any]] = load("shmem/atomics.yaml")["operations"]["table"]
+    return table
+
+
+@cache
+def team_names() -> frozenset[str]:
+    """Parameter names of OpenSHMEM team handles, which NVSHMEM keeps."""
+    return frozenset(load("shmem/parameters.yaml")["team_handles"]["names"])
 
 
 def phrase(operation: Operation, typed: bool) -> str:
@@ -172,7 +188,7 @@ def describe(operation: Operation, typed: bool) -> tuple[str, str]:
         )
     if operation.queue_pair:
         sentence = sentence.rstrip(".") + ", on a chosen queue pair."
-    return sentence, curated_origin(MODEL, "operations.yaml", operation.key)
+    return sentence, cite(f"{MODEL}/operations.yaml", operation.key)
 
 
 REMOTE_SIDE = {
@@ -217,7 +233,7 @@ def parameter_facts(
         return ParameterFacts(
             "STREAM", "in", "the CUDA stream the operation is ordered on"
         ), "param-stream"
-    if name in TEAM_NAMES or base == "nvshmem_team_t":
+    if name in team_names() or base == "nvshmem_team_t":
         out = is_pointer(c_type) and base == "nvshmem_team_t"
         return ParameterFacts(
             "TEAM", "out" if out else "in", "the team created" if out else "the team"
@@ -388,9 +404,9 @@ def classify_operation(
             semantics,
             "rma-get",
         )
-    if key in ATOMIC_OPERATIONS:
-        name, fetch, compare = ATOMIC_OPERATIONS[key]
-        semantics["atomic"] = {"operation": name, "fetch": fetch, "compare": compare}
+    if key in atomic_operations():
+        semantics["atomic"] = dict(atomic_operations()[key])
+        name, fetch = semantics["atomic"]["operation"], semantics["atomic"]["fetch"]
         remote = None if name == "fetch" else ("after_return" if fetch else "after_quiet")
         semantics["memory"] = memory(local, remote, local, symmetric_heap=True, model="relaxed")
         return (
@@ -476,22 +492,22 @@ def classify_operation(
 def return_section(operation: Operation, c_type: str) -> dict[str, Any]:
     key = operation.key
     if c_type == "void":
-        return return_of("void", kind="void")
+        return c_return("void", kind="void")
     if key in QUERIES:
         kind, value_kind = QUERIES[key]
         if kind in ("value", "bool", "RESULT"):
-            return return_of(c_type, kind=kind, value_kind=value_kind)
+            return c_return(c_type, kind=kind, value_kind=value_kind)
     if key in ("malloc", "calloc", "align", "ptr", "mc_ptr"):
-        return return_of(c_type, kind="RESULT")
-    if key in ("g", "signal_fetch", "signal_wait_until") or key in ATOMIC_OPERATIONS:
-        return return_of(c_type, kind="value")
+        return c_return(c_type, kind="RESULT")
+    if key in ("g", "signal_fetch", "signal_wait_until") or key in atomic_operations():
+        return c_return(c_type, kind="value")
     if key.startswith("test") and not key.startswith(("test_any", "test_some")):
-        return return_of(c_type, kind="bool")
+        return c_return(c_type, kind="bool")
     if WAITS.match(key):
-        return return_of(c_type, kind="value")
+        return c_return(c_type, kind="value")
     if c_type in ("int",):
-        return return_of(c_type, kind="ERROR_CODE", successes=["0"], errors=["nonzero status"])
-    return return_of(c_type, kind="value")
+        return c_return(c_type, kind="ERROR_CODE", successes=["0"], errors=["nonzero status"])
+    return c_return(c_type, kind="value")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -565,10 +581,8 @@ def group_records(
 
 
 def family_signature(name: str, template: tuple[str, list[str]], member: Mapping[str, Any]) -> str:
-    from usis.extract.cuda import render_signature
-
     parameters = [{**p, "type": t} for p, t in zip(member["parameters"], template[1], strict=True)]
-    return render_signature({"name": name, "return_type": template[0], "parameters": parameters})
+    return render_signature(name, template[0], parameters)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -577,7 +591,7 @@ def family_signature(name: str, template: tuple[str, list[str]], member: Mapping
 
 @cache
 def formal_rules() -> list[dict[str, Any]]:
-    document: Mapping[str, Any] = curated_document(MODEL, "formal.yaml")
+    document: Mapping[str, Any] = load(f"{MODEL}/formal.yaml")
     return list(document["assignments"])
 
 
@@ -640,13 +654,13 @@ def named_parameters(name: str, parameters: list[dict[str, Any]]) -> list[dict[s
 
 def build(
     entry_name: str, members: list[dict[str, Any]], template: tuple[str, list[str]] | None
-) -> tuple[dict[str, Any], Notes, dict[str, Any] | None, dict[str, Any] | None]:
+) -> tuple[dict[str, Any], Provenance, dict[str, Any] | None, dict[str, Any] | None]:
     primary = members[0]
     typed = template is not None
     # A concrete member left out of its family still names its operation through the family key.
     operation = operation_of(primary["family"] or entry_name)
     where = f"{primary['file']}:{primary['line']}"
-    notes = Notes("nvshmem")
+    notes = Provenance("classify/nvshmem.py")
     host, device = primary["host_visible"], primary["device_visible"]
     api_group, section, semantics, rule_id = classify_operation(operation, host, device)
     notes.rule("/execution", rule_id)
@@ -669,12 +683,12 @@ def build(
     device_side = operation.scope is not None or (device and not host)
     for index, declared in enumerate(declared_parameters):
         facts, parameter_rule = parameter_facts(operation, declared, device_side)
-        parameters.append(build_parameter(declared, facts))
-        note_parameter(notes, index, where, parameter_rule)
-    count_name = next((p["name"] for p in parameters if p["kind"] == "COUNT"), None)
+        parameters.append(declared_parameter(declared, facts))
+        note_declared_parameter(notes, index, where, parameter_rule)
+    count_name = next((p.name for p in parameters if p.kind == "COUNT"), None)
     for parameter in parameters:
-        if parameter["length"] == COUNT_PLACEHOLDER:
-            parameter["length"] = count_name if count_name else "*"
+        if parameter.length == COUNT_PLACEHOLDER:
+            parameter.length = count_name if count_name else "*"
     for index in unnamed:
         notes.curated(
             f"/parameters/{index}/name", f"NVSHMEM 3.8 API documentation, prototype of {entry_name}"
@@ -682,7 +696,7 @@ def build(
     return_type = template[0] if template else primary["return_type"]
     returned = return_section(operation, return_type)
     notes.rule("/return/kind", "return-kind")
-    buffers = [p for p in parameters if p["kind"] == "BUFFER"]
+    buffers = [p for p in parameters if p.kind == "BUFFER"]
     collective = semantics["collective"]
     if collective is not None and collective["in_place"]:
         aliasing: str | None = "in_place_only"
@@ -703,27 +717,28 @@ def build(
                 "once the stream work completes there, observed by synchronizing the stream.",
             )
         )
-    signature = family_signature(entry_name, template, primary) if template else None
-    if signature is None:
-        from usis.extract.cuda import render_signature
-
-        signature = render_signature(primary)
+    if template:
+        signature = family_signature(entry_name, template, primary)
+    else:
+        signature = render_signature(primary["name"], primary["return_type"], primary["parameters"])
     header = "nvshmemx.h" if entry_name.startswith("nvshmemx_") else "nvshmem.h"
-    entry = assemble_entry(
-        model=MODEL,
-        name=entry_name,
-        api_group=api_group,
-        desc=desc,
-        header=header,
-        signature=signature,
-        execution_section=section,
+    entry = EntryBuilder(
+        identity=Identity(
+            MODEL,
+            entry_name,
+            api_group=api_group,
+            desc=desc,
+            type_family=sorted_types(members) if template else None,
+        ),
+        bindings=c_bindings(header, signature),
+        execution=section,
         semantics=semantics,
         parameters=parameters,
-        return_section=returned,
-        buffer_aliasing=aliasing,
-        context_dependencies=dependencies,
-        type_family=sorted_types(members) if template else None,
-    )
+        returns=returned,
+        tool_integration=ToolIntegration(
+            buffer_aliasing=aliasing, context_dependencies=dependencies
+        ),
+    ).build()
     notes.source("/identity/name", where)
     notes.source("/bindings/c/signature", where)
     notes.source("/bindings/c/header", f"{header} (includes {primary['file']})")
@@ -736,7 +751,7 @@ def build(
     atomic = semantics["atomic"]
     assignment = formal_assignment(
         operation,
-        [p["name"] for p in parameters],
+        [str(p.name) for p in parameters],
         typed,
         bits,
         atomic["operation"] if atomic else None,
@@ -746,7 +761,7 @@ def build(
         formal = assignment[0]
         notes.curated(
             "/semantics/formal",
-            curated_origin(MODEL, "formal.yaml", f"assignments[{assignment[1]}]"),
+            cite(f"{MODEL}/formal.yaml", f"assignments[{assignment[1]}]"),
         )
     family = None
     if template:
@@ -768,7 +783,7 @@ def sorted_types(members: Sequence[Mapping[str, Any]]) -> list[str]:
     return [m["family_type"] for m in members]
 
 
-def link_variants(entries: dict[str, dict[str, Any]], notes: dict[str, Notes]) -> None:
+def link_variants(entries: dict[str, dict[str, Any]], notes: dict[str, Provenance]) -> None:
     """nonblocking/blocking pairs (`_nbi`) and host/gpu counterparts (`_on_stream` vs device)."""
     for key, entry in entries.items():
         variants = entry["relationships"]["variants"]
@@ -810,7 +825,7 @@ def classify(extracted: dict[str, Any]) -> dict[str, Any]:
             f"classify.nvshmem: expected model 'nvshmem', got {extracted.get('model')!r}"
         )
     entries: dict[str, dict[str, Any]] = {}
-    notes: dict[str, Notes] = {}
+    notes: dict[str, Provenance] = {}
     formal: dict[str, dict[str, Any]] = {}
     families: dict[str, dict[str, Any]] = {}
     for entry_name, members, template in group_records(extracted["records"]):
@@ -831,5 +846,5 @@ def classify(extracted: dict[str, Any]) -> dict[str, Any]:
         "entries": dict(sorted(entries.items())),
         "formal": dict(sorted(formal.items())),
         "families": dict(sorted(families.items())),
-        "provenance": {key: dict(sorted(n.records.items())) for key, n in sorted(notes.items())},
+        "provenance": {key: n.sorted_records() for key, n in sorted(notes.items())},
     }

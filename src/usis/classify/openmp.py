@@ -10,18 +10,29 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from importlib import resources
 from typing import Any
 
-import yaml
-
-from usis.classify.common import empty_semantics, null_variants
-from usis.classify.shmem import Notes
-from usis.extract.shmem import render_signature
+from usis.cheader.declarations import render_signature
+from usis.curated import load
+from usis.entry_builder import (
+    ClassifyError,
+    EntryBuilder,
+    Identity,
+    Parameter,
+    Provenance,
+    Relationships,
+    ToolIntegration,
+    binding_type,
+    c_bindings,
+    context_dependency,
+    empty_semantics,
+    execution,
+    memory,
+    returns,
+)
 
 MODEL = "openmp"
 HEADER = "omp.h"
-CURATED = "usis.curated.openmp"
 ROUTINES_FILE = "src/usis/curated/openmp/routines.yaml"
 # The implementation whose declaration is the entry's signature when both declare a routine:
 # gcc's, the compiler this project builds with.
@@ -178,46 +189,20 @@ PARAMETER_ROLES = {
 }
 
 
-class ClassifyError(ValueError):
-    """An OpenMP routine or curated fact the classifier cannot place; says which and why."""
-
-
 @cache
 def curated_routines() -> dict[str, dict[str, Any]]:
-    text = resources.files(CURATED).joinpath("routines.yaml").read_text()
-    routines: dict[str, dict[str, Any]] = yaml.safe_load(text)["routines"]
+    routines: dict[str, dict[str, Any]] = load("openmp/routines.yaml")["routines"]
     return routines
 
 
 def memory_for(group: str) -> dict[str, Any] | None:
     if group in {"lock_acquire", "lock_release", "lock_test"}:
         # Lock routines imply a flush: release on unset, acquire on a successful set/test.
-        return {
-            "local_completion": "after_return",
-            "remote_completion": None,
-            "buffer_reuse": "after_return",
-            "fence_semantics": "none",
-            "symmetric_heap": False,
-            "memory_model": "release_acquire",
-        }
+        return memory("after_return", None, "after_return", model="release_acquire")
     if group == "device_copy":
-        return {
-            "local_completion": "after_return",
-            "remote_completion": None,
-            "buffer_reuse": "after_return",
-            "fence_semantics": "none",
-            "symmetric_heap": False,
-            "memory_model": None,
-        }
+        return memory("after_return", None, "after_return")
     if group == "device_copy_async":
-        return {
-            "local_completion": "after_wait",
-            "remote_completion": None,
-            "buffer_reuse": "after_wait",
-            "fence_semantics": "none",
-            "symmetric_heap": False,
-            "memory_model": None,
-        }
+        return memory("after_wait", None, "after_wait")
     return None
 
 
@@ -233,9 +218,9 @@ def build_parameters(
     declaration: dict[str, Any],
     curated: dict[str, Any],
     group: str,
-    notes: Notes,
+    notes: Provenance,
     where: str,
-) -> list[dict[str, Any]]:
+) -> list[Parameter]:
     declared = declaration["parameters"]
     names = curated["params"]
     if len(names) != len(declared):
@@ -289,47 +274,32 @@ def build_parameters(
             else:
                 memory_space = "host"
         parameters.append(
-            {
-                "name": param_name,
-                "kind": kind,
-                "direction": direction,
-                "desc": PARAMETER_ROLES.get(param_name),
-                "binding_type": {
-                    "c": c_type,
-                    "fortran90": None,
-                    "fortran08": None,
-                    "lis": None,
-                    "cpp": None,
-                },
-                "asynchronous": group == "device_copy_async" and kind == "BUFFER",
-                "constant": param["type"].startswith("const"),
-                "pointer": True if pointer else None,
-                "array_type": array_type,
-                "func_type": None,
-                "length": length,
-                "parameter_bindings": ["c"],
-                "root_only": False,
-                "constraints": {
-                    "not_null": None,
-                    "value_range": "0 <= level <= omp_get_level()"
-                    if param_name == "level"
-                    else None,
-                    "paired_with": None,
-                },
-                "memory_space": memory_space,
-            }
+            Parameter(
+                name=param_name,
+                kind=kind,
+                direction=direction,
+                desc=PARAMETER_ROLES.get(param_name),
+                binding_type=binding_type(c_type),
+                asynchronous=group == "device_copy_async" and kind == "BUFFER",
+                constant=param["type"].startswith("const"),
+                pointer=True if pointer else None,
+                array_type=array_type,
+                length=length,
+                value_range="0 <= level <= omp_get_level()" if param_name == "level" else None,
+                memory_space=memory_space,
+            )
         )
         base = f"/parameters/{index}"
-        notes.add(f"{base}/name", "curated", f"{ROUTINES_FILE} {name}.params[{index}]")
-        notes.add(f"{base}/binding_type/c", "source", where)
-        notes.add(f"{base}/constant", "source", where)
-        notes.add(f"{base}/kind", "rule", "classify/openmp.py rule param-kind")
-        notes.add(f"{base}/direction", "rule", "classify/openmp.py rule param-direction")
+        notes.curated(f"{base}/name", f"{ROUTINES_FILE} {name}.params[{index}]")
+        # Read from the declaration, recorded by this stage.
+        notes.note(f"{base}/binding_type/c", "source", where)
+        notes.note(f"{base}/constant", "source", where)
+        notes.rule(f"{base}/kind", "param-kind")
+        notes.rule(f"{base}/direction", "param-direction")
         if memory_space == "either":
-            notes.add(
+            notes.judgement(
                 f"{base}/memory_space",
-                "rule",
-                "judgement: host or device memory according to the device number passed",
+                "host or device memory according to the device number passed",
             )
     return parameters
 
@@ -338,7 +308,6 @@ def return_section(
     name: str, declaration: dict[str, Any], curated: dict[str, Any]
 ) -> dict[str, Any]:
     c_type = declaration["return_type"]
-    binding = {"c": c_type, "fortran90": None, "fortran08": None, "lis": None, "cpp": None}
     declared_kind = curated.get("returns")
     if c_type == "void":
         kind = "void"
@@ -350,13 +319,12 @@ def return_section(
         kind = "RESULT"
     else:
         kind = "value"
-    return {
-        "kind": kind,
-        "value_kind": VALUE_KINDS.get(name) if kind == "value" else None,
-        "binding_type": binding,
-        "possible_errors": [],
-        "possible_successes": ["0"] if kind == "ERROR_CODE" else [],
-    }
+    return returns(
+        kind,
+        binding_type(c_type),
+        value_kind=VALUE_KINDS.get(name) if kind == "value" else None,
+        successes=["0"] if kind == "ERROR_CODE" else [],
+    )
 
 
 def deprecation_markers(record: dict[str, Any]) -> list[tuple[str, str]]:
@@ -376,7 +344,7 @@ def deprecation_markers(record: dict[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
-def build_entry(record: dict[str, Any], notes: Notes) -> dict[str, Any]:
+def build_entry(record: dict[str, Any], notes: Provenance) -> dict[str, Any]:
     name = record["name"]
     curated = curated_routines().get(name)
     if curated is None:
@@ -404,11 +372,11 @@ def build_entry(record: dict[str, Any], notes: Notes) -> dict[str, Any]:
     blocking = not asynchronous and group != "lock_test"
     declared_by = sorted(record["declared_by"])
     dependencies = [
-        {
-            "field": "bindings.c",
-            "default_value": signature,
-            "depends_on": ["the OpenMP implementation whose omp.h the program includes"],
-            "note": "Declared by "
+        context_dependency(
+            "bindings.c",
+            signature,
+            ["the OpenMP implementation whose omp.h the program includes"],
+            "Declared by "
             + " and by ".join(
                 f"{IMPLEMENTATION_HEADERS[i]} as "
                 + render_signature(
@@ -425,154 +393,131 @@ def build_entry(record: dict[str, Any], notes: Notes) -> dict[str, Any]:
                 if len(declared_by) < len(IMPLEMENTATION_HEADERS)
                 else "."
             ),
-        }
+        )
     ]
     if copies:
         for side in ("dst", "src"):
             dependencies.append(
-                {
-                    "field": f"param:{side}.memory_space",
-                    "default_value": "either",
-                    "depends_on": [f"{side}_device_num"],
-                    "note": f"{side} is host memory when {side}_device_num is "
+                context_dependency(
+                    f"param:{side}.memory_space",
+                    "either",
+                    [f"{side}_device_num"],
+                    f"{side} is host memory when {side}_device_num is "
                     "omp_get_initial_device() and that device's memory otherwise.",
-                }
+                )
             )
-    entry: dict[str, Any] = {
-        "identity": {
-            "model": MODEL,
-            "name": name,
-            "api_group": GROUP_API[group],
-            "since": curated["since"],
-            "deprecated_in": curated.get("deprecated_in"),
-            "standard_refs": [f"{curated['since']} {name}"],
-            "desc": curated["desc"],
-            "type_family": None,
-        },
-        "bindings": {
-            "c": {"expressible": True, "header": HEADER, "signature": signature},
-            "fortran90": None,
-            "fortran08": None,
-            "lis": None,
-            "cpp": None,
-        },
-        "execution": {
-            "blocking": blocking,
-            "execute_once": False,
-            "collective": False,
-            "thread_safety": None,
-            "launch": "cpu+gpu" if on_device else "cpu",
-            "runs_on": "cpu+gpu" if on_device or copies else "cpu",
-            "gpu_scope": "thread" if on_device else None,
-            "stages": None,
-            "locality": "local",
-            "completion": ("ic" if asynchronous else "c") if copies else None,
-            "procedure_class": ("nb-op" if asynchronous else "b-op") if copies else None,
-        },
-        "semantics": {**empty_semantics(), "memory": memory_for(group)},
-        "parameters": parameters,
-        "return": return_section(name, declaration, curated),
-        "tool_integration": {
-            "profiling_name": None,
-            "invariants": [],
-            "buffer_aliasing": (
+    deprecated_in = curated.get("deprecated_in")
+    relationships = Relationships(
+        superseded_by=f"{MODEL}:{curated['superseded_by']}"
+        if curated.get("superseded_by")
+        else None
+    )
+    if asynchronous:
+        relationships.variants["blocking"] = f"{MODEL}:{name.removesuffix('_async')}"
+        notes.rule("/relationships/variants/blocking", "async-variant")
+    entry = EntryBuilder(
+        identity=Identity(
+            MODEL,
+            name,
+            api_group=GROUP_API[group],
+            since=curated["since"],
+            deprecated_in=deprecated_in,
+            standard_refs=[f"{curated['since']} {name}"],
+            desc=curated["desc"],
+        ),
+        bindings=c_bindings(HEADER, signature),
+        execution=execution(
+            blocking=blocking,
+            launch="cpu+gpu" if on_device else "cpu",
+            runs_on="cpu+gpu" if on_device or copies else "cpu",
+            gpu_scope="thread" if on_device else None,
+            locality="local",
+            completion=("ic" if asynchronous else "c") if copies else None,
+            procedure_class=("nb-op" if asynchronous else "b-op") if copies else None,
+        ),
+        semantics={**empty_semantics(), "memory": memory_for(group)},
+        parameters=parameters,
+        returns=return_section(name, declaration, curated),
+        tool_integration=ToolIntegration(
+            buffer_aliasing=(
                 "forbidden"
                 if copies
-                else ("allowed" if any(p["kind"] == "BUFFER" for p in parameters) else None)
+                else ("allowed" if any(p.kind == "BUFFER" for p in parameters) else None)
             ),
-            "context_dependencies": dependencies,
-        },
-        "relationships": {
-            "variants": null_variants(),
-            "superseded_by": f"{MODEL}:{curated['superseded_by']}"
-            if curated.get("superseded_by")
-            else None,
-            "supersedes": [],
-        },
-    }
-    if asynchronous:
-        blocking_form = f"{MODEL}:{name.removesuffix('_async')}"
-        entry["relationships"]["variants"]["blocking"] = blocking_form
-        notes.add(
-            "/relationships/variants/blocking", "rule", "classify/openmp.py rule async-variant"
-        )
+            context_dependencies=dependencies,
+        ),
+        relationships=relationships,
+    ).build()
     curated_from = f"{ROUTINES_FILE} {name}"
     for pointer in ("/identity/since", "/identity/deprecated_in", "/identity/desc"):
-        notes.add(pointer, "curated", f"{curated_from} ({pointer.rsplit('/', 1)[-1]})")
+        notes.curated(pointer, f"{curated_from} ({pointer.rsplit('/', 1)[-1]})")
     for marker_where, version in deprecation_markers(record):
         # The header's own deprecation marker confirms the curated version.
-        if entry["identity"]["deprecated_in"] != version:
+        if deprecated_in != version:
             raise ClassifyError(
                 f"openmp:{name}: {marker_where} marks it deprecated in {version} but "
-                f"{ROUTINES_FILE} says deprecated_in {entry['identity']['deprecated_in']}"
+                f"{ROUTINES_FILE} says deprecated_in {deprecated_in}"
             )
-        notes.add("/identity/deprecated_in", "source", marker_where)
-    notes.add("/relationships/superseded_by", "curated", f"{curated_from} (superseded_by)")
-    notes.add(
+        notes.note("/identity/deprecated_in", "source", marker_where)
+    notes.curated("/relationships/superseded_by", f"{curated_from} (superseded_by)")
+    notes.rule(
         "/identity/standard_refs",
-        "rule",
-        "classify/openmp.py rule standard-refs: the introducing specification's routine section",
+        "standard-refs: the introducing specification's routine section",
     )
-    notes.add("/identity/api_group", "rule", f"classify/openmp.py rule group {group}")
-    notes.add("/execution", "rule", f"classify/openmp.py rule group {group}")
-    notes.add("/semantics", "rule", f"classify/openmp.py rule group {group}")
-    notes.add("/bindings/c/signature", "source", where)
-    notes.add(
+    notes.rule("/identity/api_group", f"group {group}")
+    notes.rule("/execution", f"group {group}")
+    notes.rule("/semantics", f"group {group}")
+    # Read from the declarations, recorded by this stage.
+    notes.note("/bindings/c/signature", "source", where)
+    notes.note(
         "/tool_integration/context_dependencies/0",
         "source",
         "; ".join(f"{i} omp.h:{record['declared_by'][i]['line']}" for i in declared_by),
     )
-    notes.add(
+    notes.curated(
         "/execution/launch",
-        "curated",
         "judgement: whether a target region may call the routine, read from its description in "
         "the specification; ICV setters and device-memory routines are recorded host-only "
         f"({curated_from} device)",
     )
-    notes.add(
+    notes.judgement(
         "/execution/thread_safety",
-        "rule",
-        "judgement: OpenMP routines do not use MPI's thread-level taxonomy; every routine may be "
-        "called from any OpenMP thread, so no minimum level applies",
+        "OpenMP routines do not use MPI's thread-level taxonomy; every routine may be called "
+        "from any OpenMP thread, so no minimum level applies",
     )
     if on_device:
-        notes.add(
+        notes.judgement(
             "/execution/gpu_scope",
-            "rule",
-            "judgement: a device-callable OpenMP routine is called by each thread on its own",
+            "a device-callable OpenMP routine is called by each thread on its own",
         )
     if copies:
-        notes.add(
+        notes.judgement(
             "/execution/runs_on",
-            "rule",
-            "judgement: the copy is performed by the host runtime or the device's copy engine",
+            "the copy is performed by the host runtime or the device's copy engine",
         )
-        notes.add(
+        notes.judgement(
             "/identity/api_group",
-            "rule",
-            "judgement: a copy between address ranges fits none of the api_group values",
+            "a copy between address ranges fits none of the api_group values",
         )
     if asynchronous:
-        notes.add(
+        notes.judgement(
             "/semantics/memory/local_completion",
-            "rule",
-            "judgement: the copy is a deferred task; its buffers are released when the task "
-            "completes (taskwait or a dependence), the vocabulary's after_wait",
+            "the copy is a deferred task; its buffers are released when the task completes "
+            "(taskwait or a dependence), the vocabulary's after_wait",
         )
     if group in {"lock_acquire", "lock_release", "lock_test"}:
-        notes.add(
+        notes.judgement(
             "/semantics/memory/memory_model",
-            "rule",
-            "judgement: lock routines imply a flush with release (unset) and acquire (set, "
-            "successful test) semantics",
+            "lock routines imply a flush with release (unset) and acquire (set, successful "
+            "test) semantics",
         )
     return entry
 
 
 @cache
 def formal_assignments() -> dict[str, Any]:
-    text = resources.files(CURATED).joinpath("formal.yaml").read_text()
-    return yaml.safe_load(text).get("assignments") or {}
+    assignments: dict[str, Any] = load("openmp/formal.yaml").get("assignments") or {}
+    return assignments
 
 
 def classify(extracted: dict[str, Any]) -> dict[str, Any]:
@@ -593,9 +538,9 @@ def classify(extracted: dict[str, Any]) -> dict[str, Any]:
         )
     for record in extracted["records"]:
         key = f"{MODEL}:{record['name']}"
-        notes = Notes({})
+        notes = Provenance("classify/openmp.py")
         entries[key] = build_entry(record, notes)
-        provenance[key] = dict(sorted(notes.records.items()))
+        provenance[key] = notes.sorted_records()
         if record["name"] in formal_assignments():
             formal[key] = formal_assignments()[record["name"]]
     for key, entry in entries.items():

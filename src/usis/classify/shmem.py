@@ -1,33 +1,44 @@
 """Classify the OpenSHMEM declarations into complete USIS entries, one per routine or `{T}` family.
 
 Families are found in the header itself (the same routine declared once per type suffix), the
-OpenSHMEM 1.5 routines the header lacks come from curated/shmem/spec_1_5.yaml, and every semantic
-field is set by a named rule of this module or a curated fact, recorded in the provenance map.
-Also holds `concretize`, which expands `{T}` families into one entry per concrete type.
+OpenSHMEM 1.5 routines the header lacks come from curated/shmem/spec_1_5.yaml, what each
+operation does (api_group, execution, semantics, description) from curated/shmem/operations.yaml,
+and every other field is set by a named rule of this module or a curated fact, recorded in the
+provenance map. The assemble stage expands the `{T}` families into one entry per concrete type.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import re
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
-import yaml
-
-from usis.classify.common import ATOMIC_OPERATIONS as OPENSHMEM_ATOMICS
-from usis.classify.common import TEAM_NAMES, empty_semantics, memory, null_variants
-from usis.extract.shmem import parse_prototype, render_signature
+from usis.cheader.declarations import parse_declaration, render_signature
+from usis.curated import load
+from usis.entry_builder import (
+    ClassifyError,
+    EntryBuilder,
+    Identity,
+    Parameter,
+    Provenance,
+    Relationships,
+    ToolIntegration,
+    binding_type,
+    c_bindings,
+    context_dependency,
+    empty_semantics,
+    execution,
+    returns,
+)
+from usis.formal.shapes import shape_ids
 
 MODEL = "shmem"
 HEADER = "shmem.h"
 SPEC_1_5 = "OpenSHMEM-1.5"
-CURATED = "usis.curated.shmem"
 
 # The type suffixes of OpenSHMEM's typed routines and the C type each names (the specification's
 # TYPE/TYPENAME tables, in the order the header declares them).
@@ -96,84 +107,51 @@ SYNC_SIZE_CONSTANT = {
     "reduction": "SHMEM_REDUCE_SYNC_SIZE",
 }
 
-REDUCTION_OPS = ("and", "or", "xor", "max", "min", "sum", "prod")
-ATOMIC_OPERATIONS = {
-    **OPENSHMEM_ATOMICS,
-    # Pre-1.4 names of the same operations.
-    "swap": ("swap", True, False),
-    "cswap": ("cswap", True, True),
-    "fadd": ("fetch_add", True, False),
-    "finc": ("fetch_inc", True, False),
-    "add": ("add", False, False),
-    "inc": ("inc", False, False),
-    "fetch": ("fetch", True, False),
-    "set": ("set", False, False),
-}
-QUERY_OPERATIONS = {
-    "my_pe",
-    "n_pes",
-    "query_thread",
-    "info_get_version",
-    "info_get_name",
-    "pe_accessible",
-    "addr_accessible",
-    "ptr",
-    "team_my_pe",
-    "team_n_pes",
-    "team_get_config",
-    "team_translate_pe",
-    "ctx_get_team",
-}
-ALLOCATION_OPERATIONS = {"malloc", "calloc", "align", "realloc", "free", "malloc_with_hints"}
-CACHE_OPERATIONS = {
-    "udcflush",
-    "udcflush_line",
-    "set_cache_inv",
-    "set_cache_line_inv",
-    "clear_cache_inv",
-    "clear_cache_line_inv",
-}
-MANAGEMENT_OPERATIONS = {
-    "init",
-    "init_thread",
-    "finalize",
-    "global_exit",
-    "ctx_create",
-    "ctx_destroy",
-    "team_split_strided",
-    "team_split_2d",
-    "team_destroy",
-    "team_create_ctx",
-    *ALLOCATION_OPERATIONS,
-    *CACHE_OPERATIONS,
-}
-COLLECTIVE_MANAGEMENT = {
-    "init",
-    "init_thread",
-    "finalize",
-    "team_split_strided",
-    "team_split_2d",
-    "team_destroy",
-    *ALLOCATION_OPERATIONS,
-}
 WAIT_OPERATIONS = re.compile(r"^(wait|wait_until|test)(_all|_any|_some)?(_vector)?$")
-
-
-class ClassifyError(ValueError):
-    """A declaration or curated fact the OpenSHMEM classifier cannot place; says which and why."""
 
 
 # ----------------------------------------------------------------------------------------------
 # Curated data
 
 
-@cache
-def curated_document(name: str) -> Any:
-    return yaml.safe_load(resources.files(CURATED).joinpath(name).read_text())
-
-
 def curated_path(name: str) -> str:
     return f"src/usis/curated/shmem/{name}"
+
+
+@cache
+def atomic_operations() -> dict[str, dict[str, Any]]:
+    """semantics.atomic of each atomic operation key, OpenSHMEM 1.4 and pre-1.4 names."""
+    document = load("shmem/atomics.yaml")
+    return {**document["operations"]["table"], **document["legacy"]["table"]}
+
+
+def is_atomic(operation_key: str) -> bool:
+    """An atomic memory operation, blocking or its `_nbi` form."""
+    return operation_key.removesuffix("_nbi") in atomic_operations()
+
+
+@cache
+def team_names() -> frozenset[str]:
+    """Parameter names of team handles."""
+    return frozenset(load("shmem/parameters.yaml")["team_handles"]["names"])
+
+
+@cache
+def parameter_roles() -> Mapping[str, str]:
+    roles: Mapping[str, str] = load("shmem/parameters.yaml")["roles"]["table"]
+    return roles
+
+
+def operation_facts(key: str, routine: str) -> Mapping[str, Any]:
+    """The curated record of one operation (curated/shmem/operations.yaml); `routine` names the
+    routine that asks, for the error."""
+    facts: Mapping[str, Any] | None = load("shmem/operations.yaml")["operations"].get(key)
+    if facts is None:
+        raise ClassifyError(
+            f"{routine}: operation {key!r} has no record in {curated_path('operations.yaml')}; "
+            "add one (source, rule, api_group, desc, execution and semantics)"
+        )
+    return facts
 
 
 # ----------------------------------------------------------------------------------------------
@@ -290,7 +268,7 @@ def group_families(records: list[dict[str, Any]]) -> list[Routine]:
 
 def parse_curated_signature(signature: str, where: str) -> Routine:
     text = signature.replace(PLACEHOLDER, TYPE_TOKEN)
-    prototype = parse_prototype(0, text, frozenset(), where)
+    prototype = parse_declaration(text, where)
     if prototype is None:
         raise ClassifyError(f"{where}: not a C prototype: {signature!r}")
 
@@ -312,7 +290,7 @@ def parse_curated_signature(signature: str, where: str) -> Routine:
 
 def specification_routines(header_families: Mapping[str, list[str]]) -> list[Routine]:
     """The OpenSHMEM 1.5 routines of curated/shmem/spec_1_5.yaml, with sizes and ctx forms."""
-    document = curated_document("spec_1_5.yaml")
+    document = load("shmem/spec_1_5.yaml")
     routines: list[Routine] = []
     for index, item in enumerate(document["routines"]):
         where = f"{curated_path('spec_1_5.yaml')} routines[{index}]: {item['source']}"
@@ -401,26 +379,6 @@ def operation_of(routine: Routine) -> Operation:
 
 
 # ----------------------------------------------------------------------------------------------
-# Provenance helpers
-
-
-@dataclass
-class Notes:
-    """Provenance records of one entry, keyed by JSON pointer."""
-
-    records: dict[str, dict[str, str]]
-
-    def add(self, pointer: str, method: str, origin: str) -> None:
-        self.records[pointer] = {"stage": "classify", "method": method, "from": origin}
-
-    def rule(self, pointer: str, rule_id: str) -> None:
-        self.add(pointer, "rule", f"classify/shmem.py rule {rule_id}")
-
-    def judgement(self, pointer: str, reason: str) -> None:
-        self.add(pointer, "rule", f"judgement: {reason}")
-
-
-# ----------------------------------------------------------------------------------------------
 # Parameters
 
 
@@ -471,7 +429,7 @@ def parameter_kind(operation: Operation, name: str, c_type: str) -> tuple[str | 
         return "TEAM_SIZE", "param-kind-team-size"
     if name == "size":
         return "SCALAR", "param-kind-byte-size"
-    if name in TEAM_NAMES:
+    if name in team_names():
         return "TEAM", "param-kind-team"
     if name in RANK_NAMES:
         return "RANK", "param-kind-rank"
@@ -513,13 +471,11 @@ def parameter_direction(operation: Operation, name: str, c_type: str) -> str:
         return "in"
     if name in {"pSync", "pWrk", "lock"}:
         return "inout"
-    if operation.key in ATOMIC_OPERATIONS or operation.key.removesuffix("_nbi") in (
-        ATOMIC_OPERATIONS
-    ):
+    if is_atomic(operation.key):
         if name == "fetch":
             return "out"
         if name in {"dest", "target"}:
-            atomic = ATOMIC_OPERATIONS[operation.key.removesuffix("_nbi")][0]
+            atomic = atomic_operations()[operation.key.removesuffix("_nbi")]["operation"]
             return "out" if atomic == "set" else "inout"
     if c_type.startswith("const") or (name in {"ivars", "sig_addr"} and "wait" in operation.key):
         return "in"
@@ -555,8 +511,8 @@ def parameter_length(
 
 
 def build_parameters(
-    routine: Routine, operation: Operation, notes: Notes, key: str
-) -> list[dict[str, Any]]:
+    routine: Routine, operation: Operation, notes: Provenance, key: str
+) -> list[Parameter]:
     names = [p["name"] for p in routine.parameters]
     parameters = []
     for index, param in enumerate(routine.parameters):
@@ -573,8 +529,7 @@ def build_parameters(
         symmetric = remote or (
             kind in {"BUFFER"}
             and (
-                operation.key in ATOMIC_OPERATIONS
-                or operation.key.removesuffix("_nbi") in ATOMIC_OPERATIONS
+                is_atomic(operation.key)
                 or operation.key in {"broadcast", "collect", "fcollect", "alltoall", "alltoalls"}
                 or operation.key == "reduction"
                 or WAIT_OPERATIONS.match(operation.key)
@@ -603,34 +558,27 @@ def build_parameters(
         elif name == "logPE_stride":
             value_range = "logPE_stride >= 0"
         parameters.append(
-            {
-                "name": name,
-                "kind": kind,
-                "direction": direction,
-                "desc": parameter_description(operation, name, kind),
-                "binding_type": {
-                    "c": c_type + ("[]" if param.get("array") else ""),
-                    "fortran90": None,
-                    "fortran08": None,
-                    "lis": None,
-                    "cpp": None,
-                },
-                "asynchronous": asynchronous,
-                "constant": c_type.startswith("const"),
-                "pointer": True if pointer else None,
-                "array_type": array_type,
-                "func_type": None,
-                "length": length,
-                "parameter_bindings": ["c"],
-                "root_only": name == "source" and operation.key == "broadcast",
-                "constraints": {"not_null": None, "value_range": value_range, "paired_with": None},
-                "memory_space": memory_space,
-            }
+            Parameter(
+                name=name,
+                kind=kind,
+                direction=direction,
+                desc=parameter_description(operation, name, kind),
+                binding_type=binding_type(c_type + ("[]" if param.get("array") else "")),
+                asynchronous=asynchronous,
+                constant=c_type.startswith("const"),
+                pointer=True if pointer else None,
+                array_type=array_type,
+                length=length,
+                root_only=name == "source" and operation.key == "broadcast",
+                value_range=value_range,
+                memory_space=memory_space,
+            )
         )
+        # Read from the declaration, recorded by this stage.
         pointer_base = f"/parameters/{index}"
-        notes.add(f"{pointer_base}/name", "source", routine.where)
-        notes.add(f"{pointer_base}/binding_type/c", "source", routine.where)
-        notes.add(f"{pointer_base}/constant", "source", routine.where)
+        notes.note(f"{pointer_base}/name", "source", routine.where)
+        notes.note(f"{pointer_base}/binding_type/c", "source", routine.where)
+        notes.note(f"{pointer_base}/constant", "source", routine.where)
         notes.rule(f"{pointer_base}/kind", kind_rule)
         notes.rule(f"{pointer_base}/direction", "param-direction")
         notes.rule(f"{pointer_base}/length", "param-length")
@@ -639,103 +587,17 @@ def build_parameters(
     return parameters
 
 
-PARAMETER_ROLES = {
-    "target": "the data object written by the call",
-    "dest": "the data object written by the call",
-    "source": "the data object read by the call",
-    "addr": "the symmetric data object accessed on the target PE",
-    "value": "the operand value",
-    "cond": "the value compared with the target before the swap",
-    "pe": "the PE number of the target PE",
-    "len": "the number of elements to transfer",
-    "nelems": "the number of elements",
-    "nreduce": "the number of elements reduced",
-    "nlong": "the number of elements transferred",
-    "tst": "the stride between consecutive target elements",
-    "sst": "the stride between consecutive source elements",
-    "dst": "the stride between consecutive destination elements",
-    "PE_root": "the PE whose data is broadcast",
-    "PE_start": "the lowest PE number of the active set",
-    "logPE_stride": "the log2 of the stride between PEs of the active set",
-    "PE_size": "the number of PEs in the active set",
-    "pSync": "a symmetric work array of synchronization flags",
-    "pWrk": "a symmetric work array for the reduction",
-    "ctx": "the communication context the operation is issued on",
-    "team": "the team the operation runs over",
-    "ivars": "the symmetric variables waited on",
-    "cmp": "the comparison operator (SHMEM_CMP_*)",
-    "cmp_value": "the value the variables are compared with",
-    "cmp_values": "the values the variables are compared with, one per variable",
-    "status": "a mask that excludes variables from the test (nonzero: excluded)",
-    "indices": "receives the indices of the variables that satisfied the comparison",
-    "sig_addr": "the symmetric signal object",
-    "signal": "the value used to update the signal object",
-    "sig_op": "the signal update operation (SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD)",
-    "fetch": "receives the prior value of the target object",
-    "lock": "the symmetric lock variable",
-    "requested": "the thread support level requested",
-    "provided": "receives the thread support level provided",
-    "size": "the size in bytes",
-    "count": "the number of elements",
-    "align": "the alignment in bytes",
-    "ptr": "a symmetric address",
-    "options": "the context options (SHMEM_CTX_*)",
-    "hints": "allocation hints (SHMEM_MALLOC_*)",
-    "major": "receives the major version of the specification",
-    "minor": "receives the minor version of the specification",
-    "name": "receives the vendor-defined name string",
-    "npes": "ignored; kept for compatibility",
-    "parent_team": "the team split",
-    "start": "the lowest PE number of the subset of the parent team",
-    "stride": "the stride between PE numbers of the subset",
-    "config": "the team configuration",
-    "config_mask": "which members of config are set",
-    "new_team": "receives the new team handle",
-    "xrange": "the number of PEs along the x dimension",
-    "xaxis_config": "the configuration of the x-axis teams",
-    "xaxis_mask": "which members of xaxis_config are set",
-    "xaxis_team": "receives the x-axis team",
-    "yaxis_config": "the configuration of the y-axis teams",
-    "yaxis_mask": "which members of yaxis_config are set",
-    "yaxis_team": "receives the y-axis team",
-    "src_team": "the team src_pe is numbered in",
-    "src_pe": "a PE number in src_team",
-    "dest_team": "the team to translate the PE number into",
-}
-
-
 def parameter_description(operation: Operation, name: str, kind: str | None) -> str | None:
     if operation.key == "global_exit" and name == "status":
         return "the exit status returned to the environment"
     if operation.key in {"p", "g"} and name == "addr":
         return "the symmetric data object on the target PE"
-    role = PARAMETER_ROLES.get(name)
+    role = parameter_roles().get(name)
     return role[0].upper() + role[1:] + "." if role else None
 
 
 # ----------------------------------------------------------------------------------------------
 # Sections
-
-
-def heap_memory(
-    local: str,
-    remote: str | None,
-    reuse: str,
-    fence: str = "none",
-    model: str | None = "relaxed",
-) -> dict[str, Any]:
-    """semantics.memory of a routine on the symmetric heap; relaxed unless said otherwise."""
-    return memory(local, remote, reuse, fence, symmetric_heap=True, model=model)
-
-
-COLLECTIVE_TYPES = {
-    "broadcast": ("broadcast", True, "one_to_all"),
-    "collect": ("allgather", False, "all_to_all"),
-    "fcollect": ("allgather", False, "all_to_all"),
-    "alltoall": ("alltoall", False, "all_to_all"),
-    "alltoalls": ("alltoall", False, "all_to_all"),
-    "reduction": ("allreduce", False, "all_to_all"),
-}
 
 
 @dataclass
@@ -745,40 +607,6 @@ class Classified:
     semantics: dict[str, Any]
     description: str
     rule: str
-
-
-def execution(
-    *,
-    blocking: bool,
-    collective: bool,
-    locality: str | None,
-    completion: str | None,
-    procedure_class: str | None,
-) -> dict[str, Any]:
-    return {
-        "blocking": blocking,
-        "execute_once": False,
-        "collective": collective,
-        "thread_safety": "single",
-        "launch": "cpu",
-        "runs_on": "cpu",
-        "gpu_scope": None,
-        "stages": None,
-        "locality": locality,
-        "completion": completion,
-        "procedure_class": procedure_class,
-    }
-
-
-def one_sided_execution(nbi: bool, locality: str) -> dict[str, Any]:
-    """execution of a put, get or atomic; the `_nbi` form returns before it completes."""
-    return execution(
-        blocking=not nbi,
-        collective=False,
-        locality=locality,
-        completion="ic" if nbi else "c",
-        procedure_class="nb-op" if nbi else "b-op",
-    )
 
 
 def type_phrase(routine: Routine, operation: Operation) -> str:
@@ -792,391 +620,30 @@ def type_phrase(routine: Routine, operation: Operation) -> str:
 
 
 def classify_operation(routine: Routine, operation: Operation) -> Classified:
-    """Execution, semantics, api_group and description of one routine, by operation rules."""
-    key = operation.key
-    nbi = key.endswith("_nbi")
-    semantics = empty_semantics()
-    things = type_phrase(routine, operation)
-    on_ctx = " on a communication context" if operation.with_ctx else ""
-
-    # Remote memory access.
-    if key in {"put", "put_nbi", "p", "iput", "put_signal", "put_signal_nbi"}:
-        signal = key.startswith("put_signal")
-        semantics["one_sided"] = {
-            "operation": "put",
-            "epoch_type": "implicit",
-            "ordering": "release_acquire" if signal else "none",
-        }
-        semantics["memory"] = heap_memory(
-            "after_flush" if nbi else "after_return",
-            "after_quiet",
-            "after_flush" if nbi else "after_return",
-        )
-        description = {
-            "put": f"Copies contiguous {things} from a local buffer to a symmetric object on another PE{on_ctx}.",
-            "put_nbi": f"Starts copying contiguous {things} from a local buffer to a symmetric object on another PE{on_ctx}, returning before the source may be reused.",
-            "p": f"Writes a single value to a symmetric object on another PE{on_ctx}.",
-            "iput": f"Copies strided {things} from a local buffer to a symmetric object on another PE{on_ctx}.",
-            "put_signal": f"Copies contiguous {things} to a symmetric object on another PE{on_ctx} and then updates a signal object there.",
-            "put_signal_nbi": f"Starts copying contiguous {things} to a symmetric object on another PE{on_ctx} followed by a signal update, without waiting for the source to be reusable.",
-        }[key]
-        return Classified(
-            "one_sided",
-            one_sided_execution(nbi, "both"),
-            semantics,
-            description,
-            "rma-put",
-        )
-    if key in {"get", "get_nbi", "g", "iget"}:
-        semantics["one_sided"] = {"operation": "get", "epoch_type": "implicit", "ordering": "none"}
-        semantics["memory"] = heap_memory(
-            "after_flush" if nbi else "after_return",
-            None,
-            "after_flush" if nbi else "after_return",
-        )
-        description = {
-            "get": f"Copies contiguous {things} from a symmetric object on another PE into a local buffer{on_ctx}.",
-            "get_nbi": f"Starts copying contiguous {things} from a symmetric object on another PE into a local buffer{on_ctx}; the data arrives by the next quiet.",
-            "g": f"Reads and returns a single value from a symmetric object on another PE{on_ctx}.",
-            "iget": f"Copies strided {things} from a symmetric object on another PE into a local buffer{on_ctx}.",
-        }[key]
-        return Classified(
-            "one_sided",
-            one_sided_execution(nbi, "both"),
-            semantics,
-            description,
-            "rma-get",
-        )
-
-    # Atomic memory operations.
-    atomic_key = key.removesuffix("_nbi")
-    if atomic_key in ATOMIC_OPERATIONS:
-        operation_name, fetch, compare = ATOMIC_OPERATIONS[atomic_key]
-        semantics["atomic"] = {"operation": operation_name, "fetch": fetch, "compare": compare}
-        reads_only = operation_name == "fetch"
-        if reads_only:
-            remote = None
-        elif fetch and not nbi:
-            # The prior value comes back only once the update has happened at the target.
-            remote = "after_return"
-        else:
-            remote = "after_quiet"
-        semantics["memory"] = heap_memory(
-            "after_flush" if nbi else "after_return",
-            remote,
-            "after_flush" if nbi else "after_return",
-        )
-        target = f"a symmetric object on another PE{on_ctx}"
-        action = {
-            "fetch": f"Atomically reads {target}",
-            "set": f"Atomically writes a value to {target}",
-            "swap": f"Atomically writes a value to {target}",
-            "cswap": f"Atomically writes a value to {target} if the object equals a comparison value",
-            "fetch_add": f"Atomically adds a value to {target}",
-            "add": f"Atomically adds a value to {target}",
-            "fetch_inc": f"Atomically increments {target}",
-            "inc": f"Atomically increments {target}",
-            "and": f"Atomically applies a bitwise AND with a value to {target}",
-            "fetch_and": f"Atomically applies a bitwise AND with a value to {target}",
-            "or": f"Atomically applies a bitwise OR with a value to {target}",
-            "fetch_or": f"Atomically applies a bitwise OR with a value to {target}",
-            "xor": f"Atomically applies a bitwise XOR with a value to {target}",
-            "fetch_xor": f"Atomically applies a bitwise XOR with a value to {target}",
-        }[operation_name]
-        if not fetch:
-            description = action + "."
-        elif nbi:
-            description = (
-                action + ", delivering its prior value to a local buffer by the next quiet."
-            )
-        elif reads_only:
-            description = action + " and returns its value."
-        else:
-            description = action + " and returns its prior value."
-        return Classified(
-            "one_sided",
-            one_sided_execution(nbi, "both" if fetch else "remote"),
-            semantics,
-            description,
-            "atomic",
-        )
-    if key == "signal_fetch":
-        semantics["atomic"] = {"operation": "fetch", "fetch": True, "compare": False}
-        semantics["memory"] = heap_memory("after_return", None, "after_return")
-        return Classified(
-            "one_sided",
-            execution(
-                blocking=True,
-                collective=False,
-                locality="local",
-                completion="c",
-                procedure_class="b-op",
-            ),
-            semantics,
-            "Atomically reads and returns the value of a local signal object.",
-            "signal-fetch",
-        )
-
-    # Point-to-point synchronization.
-    wait = WAIT_OPERATIONS.match(key)
-    if wait or key == "signal_wait_until":
-        testing = key.startswith("test")
-        semantics["memory"] = heap_memory("after_return", None, "after_return", model=None)
-        if key == "signal_wait_until":
-            description = (
-                "Waits until a local signal object satisfies a comparison and returns its value."
-            )
-        else:
-            scope = {
-                None: "a symmetric variable",
-                "_all": "every variable of a set",
-                "_any": "any one variable of a set",
-                "_some": "at least one variable of a set",
-            }[wait.group(2) if wait else None]
-            against = " against per-variable values" if wait and wait.group(3) else ""
-            if testing:
-                description = (
-                    f"Tests without blocking whether {scope} satisfies a comparison{against}."
-                )
-            elif key == "wait":
-                description = "Waits until a symmetric variable differs from a given value."
-            else:
-                description = f"Waits until {scope} satisfies a comparison{against}."
-        return Classified(
-            "synchronization",
-            execution(
-                blocking=not testing,
-                collective=False,
-                locality="local",
-                completion="c",
-                procedure_class="b-op" if not testing else None,
-            ),
-            semantics,
-            description,
-            "point-to-point-sync",
-        )
-
-    # Ordering and completion.
-    if key in {"fence", "quiet"}:
-        semantics["memory"] = heap_memory(
-            "after_return",
-            None,
-            "after_return",
-            fence="remote" if key == "fence" else "both",
-            model=None,
-        )
-        description = (
-            f"Orders the puts, atomics and stores issued before it{on_ctx} ahead of those issued after it, per target PE."
-            if key == "fence"
-            else f"Waits until every put, atomic and nonblocking get issued before it{on_ctx} is complete everywhere."
-        )
-        return Classified(
-            "synchronization",
-            execution(
-                blocking=True,
-                collective=False,
-                locality="both",
-                completion="c",
-                procedure_class="b-op",
-            ),
-            semantics,
-            description,
-            "fence-quiet",
-        )
-    if key in {"barrier", "barrier_all", "sync", "sync_all", "team_sync"}:
-        completes = key.startswith("barrier")
-        semantics["memory"] = heap_memory(
-            "after_return",
-            None,
-            "after_return",
-            fence="both" if completes else "none",
-            model=None,
-        )
-        who = {
-            "barrier": "the PEs of an active set",
-            "barrier_all": "all PEs",
-            "sync": "the PEs of an active set",
-            "sync_all": "all PEs",
-            "team_sync": "the PEs of a team",
-        }[key]
-        description = (
-            f"Completes all outstanding updates and then blocks until {who} have reached the barrier."
-            if completes
-            else f"Blocks until {who} have reached the same synchronization point, without completing outstanding updates."
-        )
-        return Classified(
-            "collective",
-            execution(
-                blocking=True,
-                collective=True,
-                locality="both",
-                completion="c",
-                procedure_class="b-op",
-            ),
-            semantics,
-            description,
-            "barrier-sync",
-        )
-
-    # Collectives.
-    if key in COLLECTIVE_TYPES:
-        collective_type, root, shape = COLLECTIVE_TYPES[key]
-        is_reduction = key == "reduction"
-        semantics["collective"] = {
-            "type": collective_type,
-            "root_involved": root,
-            "in_place": is_reduction,
-            "comm_scope": "intracommunicator",
-            "algorithm_class": shape,
-            # The schema asks for a reduction operator PARAMETER; OpenSHMEM fixes the operator
-            # in the routine name (semantics.collective.type and the desc say which).
-            "reduction_op": False,
-            "topology_aware": False,
-        }
-        semantics["memory"] = heap_memory("after_return", "after_return", "after_return")
-        over = "an active set of PEs" if operation.active_set else "a team"
-        description = {
-            "broadcast": f"Copies {things} from the root PE to every other PE of {over}.",
-            "collect": f"Concatenates blocks of {things} of varying size from every PE of {over} on all of them.",
-            "fcollect": f"Concatenates equal-size blocks of {things} from every PE of {over} on all of them.",
-            "alltoall": f"Exchanges a block of {things} between every pair of PEs of {over}.",
-            "alltoalls": f"Exchanges strided blocks of {things} between every pair of PEs of {over}.",
-            "reduction": f"Combines {things} from every PE of {over} elementwise with {operation.reduction}, leaving the result on all of them.",
-        }[key]
-        return Classified(
-            "collective",
-            execution(
-                blocking=True,
-                collective=True,
-                locality="both",
-                completion="c",
-                procedure_class="b-op",
-            ),
-            semantics,
-            description,
-            "collective",
-        )
-
-    # Locks.
-    if key in {"set_lock", "clear_lock", "test_lock"}:
-        semantics["memory"] = heap_memory(
-            "after_return",
-            "after_return" if key == "clear_lock" else None,
-            "after_return",
-            fence="both" if key == "clear_lock" else "none",
-            model="release_acquire",
-        )
-        description = {
-            "set_lock": "Acquires a distributed mutual-exclusion lock, waiting until it is free.",
-            "clear_lock": "Completes outstanding updates and releases a distributed lock.",
-            "test_lock": "Tries once to acquire a distributed lock and reports whether it succeeded.",
-        }[key]
-        return Classified(
-            "synchronization",
-            execution(
-                blocking=key != "test_lock",
-                collective=False,
-                locality="both",
-                completion="c",
-                procedure_class="b-op" if key != "test_lock" else None,
-            ),
-            semantics,
-            description,
-            "lock",
-        )
-
-    # Queries and management.
-    if key in QUERY_OPERATIONS:
-        description = {
-            "my_pe": "Returns the PE number of the calling PE.",
-            "n_pes": "Returns the number of PEs running the program.",
-            "query_thread": "Reports the thread support level the library provides.",
-            "info_get_version": "Reports the major and minor version of the OpenSHMEM specification implemented.",
-            "info_get_name": "Reports the vendor-defined name of the library.",
-            "pe_accessible": "Tells whether a PE can be reached by OpenSHMEM communication.",
-            "addr_accessible": "Tells whether an address is symmetric and reachable on a given PE.",
-            "ptr": "Returns a local address through which a symmetric object on another PE can be loaded and stored directly, or null.",
-            "team_my_pe": "Returns the number of the calling PE within a team.",
-            "team_n_pes": "Returns the number of PEs in a team.",
-            "team_get_config": "Reads the configuration a team was created with.",
-            "team_translate_pe": "Translates a PE number of one team into the number of the same PE in another team.",
-            "ctx_get_team": "Returns the team a communication context belongs to.",
-        }[key]
-        return Classified(
-            "query",
-            execution(
-                blocking=True,
-                collective=False,
-                locality="local",
-                completion=None,
-                procedure_class=None,
-            ),
-            semantics,
-            description,
-            "query",
-        )
-    if key in MANAGEMENT_OPERATIONS:
-        collective = key in COLLECTIVE_MANAGEMENT
-        frees = key in {"finalize", "free", "ctx_destroy", "team_destroy"}
-        description = {
-            "init": "Initializes the OpenSHMEM library for the calling PE.",
-            "init_thread": "Initializes the OpenSHMEM library with a requested level of thread support.",
-            "finalize": "Releases the library's resources after completing outstanding communication.",
-            "global_exit": "Ends the program on every PE with the given exit status.",
-            "ctx_create": "Creates a communication context with the given options.",
-            "ctx_destroy": "Completes a communication context's operations and frees it.",
-            "team_split_strided": "Creates a team from a strided subset of a parent team's PEs.",
-            "team_split_2d": "Splits a team into the rows and columns of a two-dimensional grid.",
-            "team_destroy": "Frees a team and the contexts created from it.",
-            "team_create_ctx": "Creates a communication context bound to a team.",
-            "malloc": "Allocates a block of the symmetric heap on every PE.",
-            "malloc_with_hints": "Allocates a block of the symmetric heap on every PE, with usage hints.",
-            "calloc": "Allocates a zero-filled array on the symmetric heap of every PE.",
-            "align": "Allocates an aligned block of the symmetric heap on every PE.",
-            "realloc": "Resizes a symmetric heap block on every PE, keeping its contents.",
-            "free": "Returns a symmetric heap block on every PE.",
-            "udcflush": "Made the whole data cache coherent on systems that needed it; has no effect today.",
-            "udcflush_line": "Made one cache line coherent on systems that needed it; has no effect today.",
-            "set_cache_inv": "Enabled automatic cache coherence on systems that needed it; has no effect today.",
-            "set_cache_line_inv": "Enabled cache coherence for one line on systems that needed it; has no effect today.",
-            "clear_cache_inv": "Disabled automatic cache coherence on systems that needed it; has no effect today.",
-            "clear_cache_line_inv": "Disabled cache coherence for one line on systems that needed it; has no effect today.",
-        }[key]
-        return Classified(
-            "management",
-            execution(
-                blocking=True,
-                collective=collective,
-                locality="local",
-                completion="f" if frees else None,
-                procedure_class=None,
-            ),
-            semantics,
-            description,
-            "management",
-        )
-    raise ClassifyError(
-        f"{routine.name}: no classification rule for operation {key!r}; add one to "
-        "classify_operation in classify/shmem.py"
+    """Execution, semantics, api_group and description of one routine, from the curated record of
+    its operation (curated/shmem/operations.yaml) and, for an atomic, curated/shmem/atomics.yaml."""
+    facts = operation_facts(operation.key, routine.name)
+    semantics = {**empty_semantics(), **copy.deepcopy(facts.get("semantics", {}))}
+    if facts["rule"] == "atomic":
+        semantics["atomic"] = dict(atomic_operations()[operation.key.removesuffix("_nbi")])
+    description = facts["desc"].format(
+        things=type_phrase(routine, operation),
+        on_ctx=" on a communication context" if operation.with_ctx else "",
+        over="an active set of PEs" if operation.active_set else "a team",
+        op=operation.reduction,
     )
+    section = execution(launch="cpu", runs_on="cpu", thread_safety="single", **facts["execution"])
+    return Classified(facts["api_group"], section, semantics, description, facts["rule"])
 
 
 def return_section(routine: Routine, operation: Operation) -> tuple[dict[str, Any], str]:
     c_type = routine.return_type
-    binding = {"c": c_type, "fortran90": None, "fortran08": None, "lis": None, "cpp": None}
     key = operation.key
 
-    def result(kind: str, value_kind: str | None, successes: list[str], rule: str):
-        return (
-            {
-                "kind": kind,
-                "value_kind": value_kind,
-                "binding_type": binding,
-                "possible_errors": [],
-                "possible_successes": successes,
-            },
-            rule,
-        )
+    def result(
+        kind: str, value_kind: str | None, successes: list[str], rule: str
+    ) -> tuple[dict[str, Any], str]:
+        return returns(kind, binding_type(c_type), value_kind=value_kind, successes=successes), rule
 
     if c_type == "void":
         return result("void", None, [], "return-void")
@@ -1200,14 +667,14 @@ def return_section(routine: Routine, operation: Operation) -> tuple[dict[str, An
 def build_entry(
     routine: Routine,
     version: dict[str, Any],
-    notes: Notes,
+    notes: Provenance,
 ) -> tuple[dict[str, Any], Operation, Classified]:
     operation = operation_of(routine)
     classified = classify_operation(routine, operation)
     key = f"{MODEL}:{routine.name}"
     parameters = build_parameters(routine, operation, notes, key)
     returned, return_rule = return_section(routine, operation)
-    buffers = [p for p in parameters if p["kind"] == "BUFFER" and p["pointer"]]
+    buffers = [p for p in parameters if p.kind == "BUFFER" and p.pointer]
     if not buffers:
         aliasing = None
     elif operation.key == "reduction":
@@ -1219,64 +686,52 @@ def build_entry(
     dependencies = []
     if operation.with_ctx or operation.key in {"ctx_destroy", "ctx_get_team"}:
         dependencies.append(
-            {
-                "field": "execution.thread_safety",
-                "default_value": "single",
-                "depends_on": ["the options the context was created with"],
-                "note": (
-                    "A context created with SHMEM_CTX_PRIVATE may be used only by the thread "
-                    "that created it, and one created with SHMEM_CTX_SERIALIZED only by one "
-                    "thread at a time; otherwise the library's provided thread level applies."
-                ),
-            }
+            context_dependency(
+                "execution.thread_safety",
+                "single",
+                ["the options the context was created with"],
+                "A context created with SHMEM_CTX_PRIVATE may be used only by the thread "
+                "that created it, and one created with SHMEM_CTX_SERIALIZED only by one "
+                "thread at a time; otherwise the library's provided thread level applies.",
+            )
         )
     if operation.key == "ptr":
         dependencies.append(
-            {
-                "field": "return.kind",
-                "default_value": "RESULT",
-                "depends_on": ["whether the target PE's memory is reachable by load/store"],
-                "note": "The address is null when the target PE is not directly addressable.",
-            }
+            context_dependency(
+                "return.kind",
+                "RESULT",
+                ["whether the target PE's memory is reachable by load/store"],
+                "The address is null when the target PE is not directly addressable.",
+            )
         )
-    identity = {
-        "model": MODEL,
-        "name": routine.name,
-        "api_group": classified.api_group,
-        "since": version["since"],
-        "deprecated_in": version["deprecated_in"],
-        "standard_refs": version["standard_refs"],
-        "desc": classified.description,
-        "type_family": list(routine.types) if routine.types else None,
-    }
-    entry: dict[str, Any] = {
-        "identity": identity,
-        "bindings": {
-            "c": {"expressible": True, "header": HEADER, "signature": routine.signature},
-            "fortran90": None,
-            "fortran08": None,
-            "lis": None,
-            "cpp": None,
-        },
-        "execution": classified.execution,
-        "semantics": classified.semantics,
-        "parameters": parameters,
-        "return": returned,
-        "tool_integration": {
-            "profiling_name": routine.profiling_name,
-            "invariants": invariants(operation, [p["name"] for p in parameters]),
-            "buffer_aliasing": aliasing,
-            "context_dependencies": dependencies,
-        },
-        "relationships": {
-            "variants": null_variants(),
-            "superseded_by": version["superseded_by"],
-            "supersedes": [],
-        },
-    }
-    notes.add("/identity/name", "source", routine.where)
-    notes.add("/bindings/c/signature", "source", routine.where)
-    notes.add("/return/binding_type/c", "source", routine.where)
+    entry = EntryBuilder(
+        identity=Identity(
+            MODEL,
+            routine.name,
+            api_group=classified.api_group,
+            since=version["since"],
+            deprecated_in=version["deprecated_in"],
+            standard_refs=version["standard_refs"],
+            desc=classified.description,
+            type_family=list(routine.types) if routine.types else None,
+        ),
+        bindings=c_bindings(HEADER, routine.signature),
+        execution=classified.execution,
+        semantics=classified.semantics,
+        parameters=parameters,
+        returns=returned,
+        tool_integration=ToolIntegration(
+            profiling_name=routine.profiling_name,
+            invariants=invariants(operation, [str(p.name) for p in parameters]),
+            buffer_aliasing=aliasing,
+            context_dependencies=dependencies,
+        ),
+        relationships=Relationships(superseded_by=version["superseded_by"]),
+    ).build()
+    # Values read from the declaration (or the curated 1.5 prototype), recorded by this stage.
+    notes.note("/identity/name", "source", routine.where)
+    notes.note("/bindings/c/signature", "source", routine.where)
+    notes.note("/return/binding_type/c", "source", routine.where)
     notes.rule("/return/kind", return_rule)
     notes.rule("/identity/api_group", classified.rule)
     notes.rule("/identity/desc", classified.rule)
@@ -1284,16 +739,16 @@ def build_entry(
     notes.rule("/semantics", classified.rule)
     notes.rule("/tool_integration/buffer_aliasing", "buffer-aliasing")
     if routine.types:
-        notes.add("/identity/type_family", "source", routine.where)
+        notes.note("/identity/type_family", "source", routine.where)
     if routine.profiling_name:
-        notes.add("/tool_integration/profiling_name", "source", "pshmem.h")
+        notes.note("/tool_integration/profiling_name", "source", "pshmem.h")
     for field, pointer in (
         ("since", "/identity/since"),
         ("deprecated_in", "/identity/deprecated_in"),
         ("superseded_by", "/relationships/superseded_by"),
     ):
-        notes.add(pointer, "curated", version["from"][field])
-    notes.add("/identity/standard_refs", "curated", version["refs_from"])
+        notes.curated(pointer, version["from"][field])
+    notes.curated("/identity/standard_refs", version["refs_from"])
     judgements(entry, operation, aliasing, notes)
     return entry, operation, classified
 
@@ -1313,7 +768,7 @@ def invariants(operation: Operation, names: list[str]) -> list[str]:
 
 
 def judgements(
-    entry: dict[str, Any], operation: Operation, aliasing: str | None, notes: Notes
+    entry: dict[str, Any], operation: Operation, aliasing: str | None, notes: Provenance
 ) -> None:
     """Mark the values the specification does not settle as judgements, with the reason."""
     memory_section = entry["semantics"]["memory"]
@@ -1370,7 +825,7 @@ def judgements(
 
 @cache
 def version_rules() -> list[tuple[re.Pattern[str], dict[str, Any], int]]:
-    document = curated_document("versions.yaml")
+    document = load("shmem/versions.yaml")
     return [
         (re.compile(rule["match"]), rule, index) for index, rule in enumerate(document["rules"])
     ]
@@ -1450,7 +905,9 @@ def standard_refs(
     return [f"{citation} {spelled}"]
 
 
-def drop_partial_replacements(entries: dict[str, dict[str, Any]], notes: dict[str, Notes]) -> None:
+def drop_partial_replacements(
+    entries: dict[str, dict[str, Any]], notes: dict[str, Provenance]
+) -> None:
     """A family may name a replacement family only if that family has every one of its types.
 
     Concretization points each member at the same type's replacement; one member without a
@@ -1476,15 +933,14 @@ def drop_partial_replacements(entries: dict[str, dict[str, Any]], notes: dict[st
         missing = sorted(own - theirs)
         if own and missing:
             entry["relationships"]["superseded_by"] = None
-            notes[key].add(
+            notes[key].judgement(
                 "/relationships/superseded_by",
-                "rule",
-                f"judgement: {target} lacks the types {missing}, so no per-type replacement "
-                "can be named for the whole family",
+                f"{target} lacks the types {missing}, so no per-type replacement can be named "
+                "for the whole family",
             )
 
 
-def link_variants(entries: dict[str, dict[str, Any]], notes: dict[str, Notes]) -> None:
+def link_variants(entries: dict[str, dict[str, Any]], notes: dict[str, Provenance]) -> None:
     """Point each blocking call at its _nbi form and back, where both are in the corpus."""
     for key, entry in entries.items():
         name = entry["identity"]["name"]
@@ -1509,18 +965,8 @@ def link_variants(entries: dict[str, dict[str, Any]], notes: dict[str, Notes]) -
 
 
 @cache
-def shape_ids() -> frozenset[str]:
-    """Shape ids of the toolkit's catalog, so that only assignments it can expand are made."""
-    try:
-        text = resources.files("usis.curated").joinpath("shapes.json").read_text()
-    except (FileNotFoundError, ModuleNotFoundError):
-        return frozenset()
-    return frozenset(shape["id"] for shape in json.loads(text)["shapes"])
-
-
-@cache
 def formal_rules() -> list[dict[str, Any]]:
-    return list(curated_document("formal.yaml")["assignments"])
+    return list(load("shmem/formal.yaml")["assignments"])
 
 
 def formal_assignment(
@@ -1572,13 +1018,13 @@ def classify(extracted: dict[str, Any]) -> dict[str, Any]:
         )
     routines = all_routines(extracted["records"])
     entries: dict[str, dict[str, Any]] = {}
-    notes: dict[str, Notes] = {}
+    notes: dict[str, Provenance] = {}
     formal: dict[str, dict[str, Any]] = {}
     families: dict[str, dict[str, Any]] = {}
     names = frozenset(routine.name for routine in routines)
     for routine in routines:
         key = f"{MODEL}:{routine.name}"
-        entry_notes = Notes({})
+        entry_notes = Provenance("classify/shmem.py")
         operation = operation_of(routine)
         version = version_of(routine, operation, names)
         entry, operation, _ = build_entry(routine, version, entry_notes)
@@ -1587,7 +1033,7 @@ def classify(extracted: dict[str, Any]) -> dict[str, Any]:
         assignment, origin = formal_assignment(routine, operation, entry)
         if assignment is not None and origin is not None:
             formal[key] = assignment
-            entry_notes.add("/semantics/formal", "curated", origin)
+            entry_notes.curated("/semantics/formal", origin)
         if routine.types:
             families[key] = {
                 "types": [
@@ -1602,5 +1048,5 @@ def classify(extracted: dict[str, Any]) -> dict[str, Any]:
         "entries": entries,
         "formal": formal,
         "families": families,
-        "provenance": {key: dict(sorted(n.records.items())) for key, n in sorted(notes.items())},
+        "provenance": {key: n.sorted_records() for key, n in sorted(notes.items())},
     }

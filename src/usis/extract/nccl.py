@@ -9,8 +9,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from usis.extract.cheader import HeaderParseError, pinned_sources, sha256_of, strip_comments
-from usis.extract.cuda import Preprocessor, find_include_dir, read_prototypes, render_signature
+from usis.cheader.declarations import CPrototype, find_include_dir, read_prototypes
+from usis.cheader.preprocessor import Preprocessor
+from usis.cheader.tokens import HeaderParseError, strip_comments
+from usis.sources.fetch import sha256_file
+from usis.sources.manifest import pins
 
 SOURCES: tuple[str, ...] = ("nvidia-nccl-cu12",)
 
@@ -31,6 +34,12 @@ def result_codes(text: str) -> list[str]:
     return [name for name in names if name != "ncclNumResults"]
 
 
+def parameter_types(prototype: CPrototype) -> list[tuple[str, str | None, bool]]:
+    """What a profiling twin must share with the function it profiles: every parameter's type,
+    name and array-ness."""
+    return [(p.type, p.name, p.array) for p in prototype.parameters]
+
+
 def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
     """Read nccl.h from the unpacked nvidia-nccl-cu12 wheel."""
     root = Path(paths["nvidia-nccl-cu12"])
@@ -47,9 +56,7 @@ def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
     for name, prototype in sorted(public.items()):
         record = prototype.as_dict()
         twin = profiling.get("p" + name)
-        if twin is not None and render_signature(twin.as_dict()).removeprefix(
-            render_signature(twin.as_dict()).split("(")[0]
-        ) != render_signature(record).removeprefix(render_signature(record).split("(")[0]):
+        if twin is not None and parameter_types(twin) != parameter_types(prototype):
             raise HeaderParseError(
                 f"{NCCL_HEADER}:{twin.line}: profiling twin p{name} has a different parameter "
                 "list from the function it profiles"
@@ -66,8 +73,8 @@ def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
     return {
         "model": "nccl",
         "result_codes": result_codes((include / NCCL_HEADER).read_text(encoding="utf-8")),
-        "sources": pinned_sources(SOURCES),
-        "header_files": [[NCCL_HEADER, sha256_of(include / NCCL_HEADER)]],
+        "sources": pins(SOURCES),
+        "header_files": [[NCCL_HEADER, sha256_file(include / NCCL_HEADER)]],
         "header_version": version,
         "records": records,
     }

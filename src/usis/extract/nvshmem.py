@@ -13,14 +13,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from usis.extract.cheader import pinned_sources, sha256_of
-from usis.extract.cuda import (
-    Preprocessor,
-    find_include_dir,
-    read_prototypes,
-    render,
-    render_signature,
-)
+from usis.cheader.declarations import find_include_dir, read_prototypes, render_signature
+from usis.cheader.preprocessor import Preprocessor
+from usis.cheader.tokens import render
+from usis.sources.fetch import sha256_file
+from usis.sources.manifest import pins
 
 SOURCES: tuple[str, ...] = ("nvidia-nvshmem-cu12",)
 
@@ -192,16 +189,20 @@ def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
         record["host_visible"] = host_visible
         record["device_visible"] = device_visible
         record["conflicting_declarations"] = conflicts
-        family = family_of(name, render_signature(primary), type_names)
+        family = family_of(
+            name,
+            render_signature(name, primary["return_type"], primary["parameters"]),
+            type_names,
+        )
         record["family"] = family[0] if family else None
         record["family_type"] = family[1] if family else None
         record["family_c_type"] = type_names.get(family[1]) if family else None
         records.append(record)
     return {
         "model": "nvshmem",
-        "sources": pinned_sources(SOURCES),
+        "sources": pins(SOURCES),
         "header_files": sorted(
-            [header, sha256_of(include / header)] for header in (*ENTRY_HEADERS, *API_HEADERS)
+            [header, sha256_file(include / header)] for header in (*ENTRY_HEADERS, *API_HEADERS)
         ),
         "header_version": version,
         "type_tables": {

@@ -10,8 +10,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from usis.extract.cheader import HeaderParseError, pinned_sources, sha256_of
-from usis.extract.shmem import read_prototypes
+from usis.cheader.declarations import read_prototypes
+from usis.cheader.preprocessor import Preprocessor
+from usis.cheader.tokens import HeaderParseError
+from usis.sources.fetch import sha256_file
+from usis.sources.manifest import pins
 
 SOURCES: tuple[str, ...] = ("libgcc-12-dev", "libomp-16-dev")
 
@@ -24,7 +27,7 @@ HEADER_PATHS: dict[str, tuple[str, str]] = {
 
 # Decoration that changes nothing in the C signature: storage class, calling convention,
 # exception and deprecation markers, default-argument macros.
-DROP_TOKENS = frozenset(
+DECORATION_TOKENS = frozenset(
     {
         "extern",
         "__GOMP_NOTHROW",
@@ -35,12 +38,12 @@ DROP_TOKENS = frozenset(
         "__KMP_IMP",
     }
 )
-# gcc's header spells size_t with the compiler's builtin macro.
-SUBSTITUTIONS = ((r"\b__SIZE_TYPE__\b", "size_t"),)
-# A C (not C++) host compilation: the declarations a C program including omp.h sees.
-DEFINES: dict[str, str] = {"__STDC_VERSION__": "201710"}
-# OpenMP runtime routines are the omp_ names; kmp_*/llvm_* are implementation extensions.
-ROUTINE_PATTERN = r"omp_"
+# A C (not C++) host compilation: the declarations a C program including omp.h sees; gcc's header
+# spells size_t with the compiler's builtin macro.
+DEFINES: dict[str, str] = {"__STDC_VERSION__": "201710", "__SIZE_TYPE__": "size_t"}
+# OpenMP runtime routines are the omp_ names; kmp_*/llvm_* are implementation extensions. They
+# are read as a program spells them: LLVM's omp.h #defines four of them to its ompc_ entry points.
+ROUTINE_PATTERN = r"omp_\w*"
 
 
 def header_path(root: Path, source: str) -> Path:
@@ -61,16 +64,20 @@ def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
     for source in SOURCES:
         implementation = HEADER_PATHS[source][0]
         path = header_path(Path(paths[source]), source)
-        files.append([source, "omp.h", sha256_of(path)])
+        files.append([source, "omp.h", sha256_file(path)])
+        preprocessor = Preprocessor(
+            include_root=path.parent,
+            defines=DEFINES,
+            protected=DECORATION_TOKENS,
+            protected_pattern=ROUTINE_PATTERN,
+            emit=[path.name],
+        )
         seen: set[str] = set()
         for prototype in read_prototypes(
-            path.read_text(),
-            where=f"{implementation} omp.h",
-            defines=DEFINES,
-            drop_tokens=DROP_TOKENS,
-            substitutions=SUBSTITUTIONS,
-            name_pattern=ROUTINE_PATTERN,
+            preprocessor, path.name, markers=DECORATION_TOKENS, name_pattern=ROUTINE_PATTERN
         ):
+            if prototype.has_body:
+                continue
             if prototype.name in seen:
                 raise HeaderParseError(
                     f"{implementation} omp.h:{prototype.line}: {prototype.name} declared twice "
@@ -80,12 +87,12 @@ def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
             record = routines.setdefault(
                 prototype.name, {"name": prototype.name, "declared_by": {}}
             )
-            declaration = prototype.as_dict()
+            declaration = prototype.as_declaration()
             del declaration["name"]
             record["declared_by"][implementation] = declaration
     return {
         "model": "openmp",
-        "sources": pinned_sources(SOURCES),
+        "sources": pins(SOURCES),
         "header_files": files,
         "records": [routines[name] for name in sorted(routines)],
     }

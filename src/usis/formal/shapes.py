@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
+from usis.curated import load
 from usis.schema import definition_validator
 
 PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}")
@@ -161,13 +160,13 @@ class ShapeCatalog:
         return len(self.shapes)
 
 
-def catalog_text() -> str:
-    """The shipped catalog exactly as stored."""
-    curated = resources.files("usis").joinpath("curated", "shapes.json")
-    return curated.read_text(encoding="utf-8")
-
-
 @cache
 def load_catalog() -> ShapeCatalog:
     """The shipped shape catalog (src/usis/curated/shapes.json)."""
-    return ShapeCatalog(json.loads(catalog_text()), origin="curated/shapes.json")
+    return ShapeCatalog(load("shapes.json"), origin="curated/shapes.json")
+
+
+def shape_ids() -> frozenset[str]:
+    """The ids of the shipped catalog's shapes, read without checking the shapes (what a classifier
+    asks before it assigns a shape that the assign stage will then check)."""
+    return frozenset(str(shape["id"]) for shape in load("shapes.json")["shapes"])

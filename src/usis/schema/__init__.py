@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,13 @@ def load_schema() -> dict[str, Any]:
     """The parsed schema; treat it as read-only."""
     schema: dict[str, Any] = json.loads(schema_text())
     return schema
+
+
+def schema_version() -> str:
+    """The schema's version, read from its $id (…/USIS/v0.1.0/… -> '0.1.0'), as every shipped
+    file records it."""
+    match = re.search(r"/v(\d+(?:\.\d+)*)/", load_schema()["$id"])
+    return match.group(1) if match else "unknown"
 
 
 @cache

@@ -10,6 +10,7 @@ package that stands in for the fetched archive when its sha256 matches.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -87,3 +88,14 @@ def sources_for_model(model: str, manifest: dict[str, Source] | None = None) -> 
     """The manifest's sources that list `model`, in name order."""
     manifest = manifest if manifest is not None else load_manifest()
     return sorted((s for s in manifest.values() if model in s.models), key=lambda s: s.name)
+
+
+def pins(names: Iterable[str]) -> list[list[str]]:
+    """[name, version, sha256] of each named source, as the manifest pins it (what an extract
+    records under `sources`)."""
+    manifest = load_manifest()
+    chosen = list(names)
+    missing = [name for name in chosen if name not in manifest]
+    if missing:
+        raise KeyError(f"sources {missing} are not in src/usis/sources/manifest.json")
+    return [manifest[name].pin() for name in chosen]

@@ -4,7 +4,6 @@ from usis.split.files import (
     corpus_file_name,
     dump_json,
     provenance_file_name,
-    schema_version,
     split,
     write_files,
 )
@@ -13,7 +12,6 @@ __all__ = [
     "corpus_file_name",
     "dump_json",
     "provenance_file_name",
-    "schema_version",
     "split",
     "write_files",
 ]

@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
-from usis.provenance.shipped import compact_provenance, dump_provenance
-from usis.schema import load_schema
-
-
-def schema_version() -> str:
-    """The schema's version, read from its $id (…/USIS/v0.1.0/… -> '0.1.0')."""
-    match = re.search(r"/v(\d+(?:\.\d+)*)/", load_schema()["$id"])
-    return match.group(1) if match else "unknown"
+from usis.schema import schema_version
+from usis.split.shipped import compact_provenance, dump_provenance
 
 
 def dump_json(value: Any) -> str:

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from usis.schema import corpus_validator
+from usis.schema import corpus_validator, schema_version
 from usis.validate.findings import SCHEMA_RULE, Finding, dotted
 from usis.validate.rules import RULES
 
@@ -70,8 +70,6 @@ def wrapper_findings(document: Any) -> list[Finding]:
     """Findings of a shipped file's wrapper (rule USIS-W001); none for a bare `{key: entry}` map."""
     if not (isinstance(document, Mapping) and set(document) >= SHIPPED_KEYS):
         return []
-    from usis.split.files import schema_version  # deferred: split imports the provenance layer
-
     where = "(file)"
     findings = [
         Finding(where, str(name), "unknown top-level key of a shipped file", WRAPPER_RULE)
