@@ -75,7 +75,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        result = JudgeHandler(config).grade(submission, args.route)
+        outcome = JudgeHandler(config).grade(submission, args.route)
     except RequestFault as fault:
         print(f"hb submit: refused: {fault.detail}", file=sys.stderr)
         return 2
@@ -83,23 +83,10 @@ def cmd_submit(args: argparse.Namespace) -> int:
         print(f"hb submit: {error.args[0]}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(result, indent=2, sort_keys=True))
+        print(json.dumps(outcome.model_dump(mode="json"), indent=2, sort_keys=True))
     else:
-        rows = [["field", "value"]]
-        for key in (
-            "grade_id", "kernel", "preset", "datatype", "route", "correct", "reason", "native_ns",
-            "baseline_ns", "speedup", "convert_in_ns", "convert_out_ns", "max_rel_error",
-        ):  # fmt: skip
-            value = result.get(key)
-            rows.append([key, f"{value:.4g}" if isinstance(value, float) else str(value)])
-        distributed = result.get("distributed")
-        if distributed:
-            grid = "x".join(str(extent) for extent in distributed["grid"]) or "-"
-            rows.append(["ranks", f"{distributed['ranks']} (grid {grid})"])
-            symbols = ", ".join(f"{s}: {a}" for s, a in distributed["symbols"].items())
-            rows.append(["size symbols", symbols or "-"])
-        print(_table(rows))
-    return 0 if result["correct"] else 1
+        print(_table(outcome.summary_rows()))
+    return 0 if outcome.correct else 1
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -147,13 +134,9 @@ def cmd_grades(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2, default=str))
         return 0
-    table = [["id", "kernel", "preset", "route", "correct", "native_ns", "speedup", "requests"]]
-    for row in rows:
-        table.append(
-            [str(row["id"]), row["kernel"], row["preset"], row["route"], str(row["correct"]),
-             str(row["native_ns"]), f"{row['speedup']:.3g}", row["requests"] or "-"]
-        )  # fmt: skip
-    print(_table(table))
+    from hb.outcome import TABLE_HEADER, GradeOutcome
+
+    print(_table([TABLE_HEADER, *(GradeOutcome.from_record(row).table_row() for row in rows)]))
     return 0
 
 
@@ -166,8 +149,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     except RequestFault as fault:
         print(f"hb verify: {fault.detail}", file=sys.stderr)
         return 2
-    print(json.dumps(answer, indent=2, default=str))
-    return 0 if answer["verified"] else 1
+    print(answer.model_dump_json(indent=2))
+    return 0 if answer.verified else 1
 
 
 def cmd_scale(args: argparse.Namespace) -> int:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import shutil
 import tempfile
 import threading
@@ -44,6 +43,17 @@ from hb.grading import (
     speedup,
 )
 from hb.kernels import Manifest
+from hb.outcome import (
+    HIDDEN_CONVERSION_FAILED,
+    HIDDEN_RUN_FAILED,
+    BuildInfo,
+    Dispersion,
+    GradeOutcome,
+    TimingInfo,
+    hidden_mismatch,
+    is_hidden_route,
+    public_row,
+)
 from hb.precision import precision_of
 from hb.requests_api import (
     RequestAllowances,
@@ -379,131 +389,6 @@ def refused_requests(
     )
 
 
-# ---------------------------------------------------------------------------------------------
-# What a grade on the hidden inputs (every route but score: /submit and the regrades) may say:
-# the grade and which check failed, never what the hidden run printed, returned or measured
-# besides the credited timing of a correct grade.
-
-HIDDEN_RUN_FAILED = "hidden inputs: the run failed (crashed, timed out or exceeded a limit)"
-HIDDEN_CONVERSION_FAILED = "hidden inputs: the sparse conversion failed"
-HIDDEN_GRADE_FAILED = "hidden inputs: the grade failed"
-HIDDEN_NO_OUTPUT_MATCHED = "hidden inputs: an output is outside the tolerance"
-# Every reason a hidden grade may give, bar the public failures below.
-HIDDEN_REASON = re.compile(
-    r"hidden inputs: (?:the run failed \(crashed, timed out or exceeded a limit\)"
-    r"|the sparse conversion failed|the grade failed|an output is outside the tolerance"
-    r"|output [A-Za-z_][A-Za-z0-9_]* (?:outside the tolerance|was not returned"
-    r"|has the wrong shape))"
-)
-# Failures before any hidden input exists: a build sees only the source and the request (neither
-# build takes the seed), so its reason and the compiler's log are kept.
-PUBLIC_FAILURES = (
-    "build failed",
-    "the MPI build failed",
-    "the request's conversion kernels did not build",
-)
-# The keys of a hidden grade's answer; whatever else a grade adds is left out.
-HIDDEN_ANSWER_KEYS = frozenset(
-    {
-        "grade_id", "kernel", "preset", "datatype", "route", "correct", "reason", "requests",
-        "build", "protections", "log", "native_ns", "baseline_ns", "speedup", "measured_speedup",
-        "suspect", "convert_in_ns", "convert_out_ns", "max_rel_error", "precision_override",
-        "distributed",
-    }
-)  # fmt: skip
-HIDDEN_DISTRIBUTED_KEYS = ("ranks", "grid", "symbols")
-# What the submission's own run measured: a covert channel on an incorrect grade, so zeroed there
-# (the first four always, the others where the grade carries them).
-RUN_MEASUREMENTS = ("native_ns", "speedup", "convert_in_ns", "convert_out_ns")
-OPTIONAL_MEASUREMENTS = ("measured_speedup",)
-# Each timed rep's time: more of the run than the credited one, kept out of what GET /grades shows
-# and blank in the record of an incorrect hidden grade.
-REP_TIMES = "rep_ns"
-
-
-def is_hidden_route(route: str) -> bool:
-    """Whether a route grades on the hidden inputs (the seed _seed gives it)."""
-    return route != "score"
-
-
-def hidden_mismatch(reason: str | None, outputs: list[str]) -> str:
-    """A hidden grade's reason for outputs that miss: the output compare_outputs named first and
-    which check it failed, without its values, counts or positions (nor a label before the name,
-    such as the rep that missed)."""
-    parts = (reason or "").split(": ")
-    named = next((index for index, part in enumerate(parts) if part in outputs), None)
-    if named is None:
-        return HIDDEN_NO_OUTPUT_MATCHED
-    name, rest = parts[named], ": ".join(parts[named + 1 :])
-    if rest.startswith("no output returned"):
-        return f"hidden inputs: output {name} was not returned"
-    if rest.startswith("shape "):
-        return f"hidden inputs: output {name} has the wrong shape"
-    return f"hidden inputs: output {name} outside the tolerance"
-
-
-def is_public_failure(reason: str) -> bool:
-    return reason.startswith(PUBLIC_FAILURES)
-
-
-def hidden_answer(outcome: dict[str, Any], outputs: list[str]) -> dict[str, Any]:
-    """A hidden grade as it may be answered and recorded: only HIDDEN_ANSWER_KEYS, a reason that is
-    None, a public (build) failure or one of HIDDEN_REASON's phrases, no max_rel_error, and on an
-    incorrect grade none of the run's measurements; the distributed summary keeps its ranks, grid
-    and size symbols only. The record's detail is the reason (a build's with its log)."""
-    record = dict(outcome["record"])
-    answer = {key: value for key, value in outcome.items() if key in HIDDEN_ANSWER_KEYS}
-    reason = answer.get("reason")
-    distributed = outcome.get("distributed") or None
-    if reason is not None and not (HIDDEN_REASON.fullmatch(reason) or is_public_failure(reason)):
-        if distributed and distributed.get("failure"):
-            reason = HIDDEN_RUN_FAILED
-        elif distributed and distributed.get("mismatches"):
-            reason = hidden_mismatch(distributed["mismatches"][0], outputs)
-        else:
-            reason = HIDDEN_GRADE_FAILED
-    if reason is None or not is_public_failure(reason):
-        answer.pop("log", None)
-        record["detail"] = reason or ""
-    answer["reason"] = reason
-    answer["max_rel_error"] = record["max_rel_error"] = None
-    if not answer.get("correct"):
-        for key in RUN_MEASUREMENTS:
-            answer[key] = record[key] = 0.0 if key == "speedup" else 0
-        for key in OPTIONAL_MEASUREMENTS:
-            for carrier in (answer, record):
-                if key in carrier:
-                    carrier[key] = 0.0
-        if REP_TIMES in record:
-            record[REP_TIMES] = ""
-        record["correct"] = answer["correct"] = False
-    if distributed:
-        answer["distributed"] = {key: distributed.get(key) for key in HIDDEN_DISTRIBUTED_KEYS}
-    return {**answer, "record": record}
-
-
-def public_row(row: dict[str, Any]) -> dict[str, Any]:
-    """A recorded grade as GET /grades shows it: a hidden grade's row as hidden_answer leaves it,
-    so that a row recorded before those rules carries no more than a new one, and without its
-    reps' times."""
-    route = str(row.get("route", ""))
-    if not is_hidden_route(route) or route.endswith(".refused"):
-        return row
-    shown = {**row, "max_rel_error": None}
-    if REP_TIMES in shown:
-        shown[REP_TIMES] = ""
-    detail = str(shown.get("detail") or "")
-    if detail and not (HIDDEN_REASON.fullmatch(detail) or is_public_failure(detail)):
-        shown["detail"] = HIDDEN_GRADE_FAILED
-    if not shown.get("correct"):
-        shown.update({key: 0.0 if key == "speedup" else 0 for key in RUN_MEASUREMENTS})
-        shown.update({key: 0.0 for key in OPTIONAL_MEASUREMENTS if key in shown})
-    return shown
-
-
-# ---------------------------------------------------------------------------------------------
-
-
 class JudgeHandler:
     """One judge: its configuration, allowances, database and caches."""
 
@@ -751,7 +636,7 @@ class JudgeHandler:
 
     # -- grading ---------------------------------------------------------------------------------
 
-    def grade(self, submission: Submission, route: str) -> dict[str, Any]:
+    def grade(self, submission: Submission, route: str) -> GradeOutcome:
         """Build, run and grade one submission and record it; RequestFault before any build. A
         grade on the hidden inputs is answered and recorded as hidden_answer leaves it, and
         /submit takes no preset: it always grades at grading.preset."""
@@ -777,12 +662,23 @@ class JudgeHandler:
             raise RequestFault(refusal)
         with self._grade_slots:
             outcome = self._grade_unrecorded(submission, manifest, problem, granted, route)
-        if is_hidden_route(route):
-            outcome = hidden_answer(outcome, kernels.output_names(manifest))
-        grade_id = results_db.add_grade(self.engine, outcome.pop("record"), granted)
-        return {"grade_id": grade_id, **outcome}
+        return self._recorded(outcome, manifest, granted)
 
-    def verify(self, grade_id: int, source: str) -> dict[str, Any]:
+    def _recorded(
+        self, outcome: GradeOutcome, manifest: Manifest, granted: Requests | None = None,
+        of_grade_id: int | None = None,
+    ) -> GradeOutcome:  # fmt: skip
+        """The outcome as recorded and answered: cut down on a hidden route (its row keeps the
+        reps' times, which GET /grades does not show), with its grade id."""
+        answer = outcome
+        if is_hidden_route(outcome.route):
+            answer = outcome.hidden(kernels.output_names(manifest))
+        grade_id = results_db.add_grade(
+            self.engine, answer.record(outcome.timing), granted, of_grade_id=of_grade_id
+        )
+        return answer.model_copy(update={"grade_id": grade_id, "of_grade_id": of_grade_id})
+
+    def verify(self, grade_id: int, source: str) -> GradeOutcome:
         """Verify a suspect grade: regrade its source (which must hash to the recorded digest)
         under its recorded request, kernel, language and preset, on the hidden inputs, with the
         baseline timed again. The regrade is recorded (route `verify`, of the grade); when it is
@@ -811,16 +707,13 @@ class JudgeHandler:
                 submission.model_copy(update={"preset": row["preset"]}), manifest, problem,
                 granted, "verify", refresh_baseline=True,
             )  # fmt: skip
-        outcome = hidden_answer(outcome, kernels.output_names(manifest))
-        record = outcome.pop("record")
-        regrade_id = results_db.add_grade(self.engine, record, of_grade_id=grade_id)
-        verified = bool(
-            record.get("correct")
-            and record.get("measured_speedup", 0.0) >= 0.5 * float(row["measured_speedup"])
+        answer = self._recorded(outcome, manifest, of_grade_id=grade_id)
+        verified = answer.correct and answer.measured_speedup >= 0.5 * float(
+            row["measured_speedup"]
         )
         if verified:
             results_db.credit_verified(self.engine, grade_id)
-        return {"grade_id": regrade_id, "of_grade_id": grade_id, "verified": verified, **outcome}
+        return answer.model_copy(update={"verified": verified})
 
     def _seed(self, route: str) -> int:
         """The public seed for /score; every other route grades on the hidden inputs, whose seed
@@ -835,37 +728,22 @@ class JudgeHandler:
         granted: Requests,
         route: str,
         refresh_baseline: bool = False,
-    ) -> dict[str, Any]:
+    ) -> GradeOutcome:
         preset = submission.preset or self.config.grading.preset
         precision = problem.precision
         seed = self._seed(route)
         # On the hidden inputs a failure after the build names only the check that failed
-        # (hidden_answer enforces it on the whole answer and record).
+        # (GradeOutcome.hidden enforces it on the whole answer and record).
         hidden = is_hidden_route(route)
         libraries = list(granted.startup.load)
-        record: dict[str, Any] = {
-            "kernel": manifest.name,
-            "preset": preset,
-            "datatype": precision,
-            "language": submission.language,
-            "route": route,
-            "correct": False,
-            "precision_override": problem.precision_override,
-            "source_sha256": hashlib.sha256(submission.source.encode()).hexdigest(),
-        }
-        response: dict[str, Any] = {
-            "kernel": manifest.name,
-            "preset": preset,
-            "datatype": precision,
-            "route": route,
-            "correct": False,
-            "reason": None,
-            "requests": json.loads(granted.to_json() or "{}"),
-        }
+        outcome = GradeOutcome(
+            kernel=manifest.name, preset=preset, datatype=precision, language=submission.language,
+            route=route, requests=json.loads(granted.to_json() or "{}"),
+            precision_override=problem.precision_override,
+            source_sha256=hashlib.sha256(submission.source.encode()).hexdigest(),
+        )  # fmt: skip
         if granted.startup.grid:
-            return self._grade_distributed(
-                submission, manifest, problem, granted, seed, record, response
-            )
+            return self._grade_distributed(submission, manifest, problem, granted, seed, outcome)
         built = build.build(
             submission.source,
             submission.language,
@@ -873,9 +751,9 @@ class JudgeHandler:
             self.config.build_cache_dir,
             self.build_limits,
         )
-        response["build"] = {"cached": built.cached, "build_ns": built.build_ns}
+        outcome.build = BuildInfo(cached=built.cached, build_ns=built.build_ns)
         if not built.ok or built.library is None:
-            return self._failed(record, response, built.reason or "build failed", built.log)
+            return outcome.failed(built.reason or "build failed", built.log)
         sizes = manifest.preset_sizes(preset)
         scalars = manifest.preset_scalars(preset)
         problems = self._problems(manifest, preset, precision, seed, sizes, scalars)
@@ -886,8 +764,9 @@ class JudgeHandler:
         except Exception as error:  # relayout's build or lowering: the grade fails, the judge stays
             from hb.supervisor import describe
 
-            reason = f"the request's conversion kernels did not build: {describe(error)}"
-            return self._failed(record, response, reason)
+            return outcome.failed(
+                f"the request's conversion kernels did not build: {describe(error)}"
+            )
         try:
             reps, pointers = self._rep_inputs(
                 manifest, granted, precision, sizes, scalars, problems, pointers
@@ -896,13 +775,12 @@ class JudgeHandler:
             failure = (
                 HIDDEN_CONVERSION_FAILED if hidden else f"the sparse conversion failed: {error}"
             )
-            return self._failed(record, response, failure)
+            return outcome.failed(failure)
         run = self._run(built.library, manifest, precision, sizes, reps, pointers, conversion,
                         conversion_files)  # fmt: skip
-        response["protections"] = run.protections
+        outcome.protections = run.protections
         if not run.ok:
-            reason = HIDDEN_RUN_FAILED if hidden else run.reason or "the run failed"
-            return self._failed(record, response, reason)
+            return outcome.failed(HIDDEN_RUN_FAILED if hidden else run.reason or "the run failed")
         comparison = compare_reps(run, problems, problem.band)
         verdict = comparison.reason
         if hidden and verdict is not None:
@@ -926,39 +804,33 @@ class JudgeHandler:
             )  # fmt: skip
             ratio = speedup(baseline_ns, run.kernel_ns) if comparison.correct else 0.0
         suspect = ratio > self.config.grading.speedup_suspect_above
-        timing = {
-            "native_ns": native_ns,
-            "baseline_ns": baseline_ns,
-            # A suspect speedup is recorded, and not credited until it is verified again.
-            "speedup": 0.0 if suspect else ratio,
-            "convert_in_ns": run.convert_in_ns,
-            "convert_out_ns": run.convert_out_ns,
-            "max_rel_error": comparison.max_relative_error
-            if np.isfinite(comparison.max_relative_error)
-            else None,
-        }
-        record.update(correct=comparison.correct, detail=verdict or "", suspect=suspect,
-                      measured_speedup=ratio, protections=",".join(run.protections),
-                      rep_ns=",".join(str(t) for t in run.timed), **timing)  # fmt: skip
-        response.update(
-            correct=comparison.correct,
-            reason=verdict,
-            suspect=suspect,
-            measured_speedup=ratio,
-            precision_override=problem.precision_override,
-            run_wall_s=run.wall_s,
-            timing={
-                "mode": self.config.grading.timing,
-                "reps_ns": run.timed,
-                "baseline_reps_ns": baseline_reps,
-                "warmup": run.warmup,
-                "credited_rep": run.credited - run.warmup,
-                "round_trip_ns": run.round_trip_ns,
-                "dispersion": dispersion(run.timed),
-            },
-            **timing,
+        return outcome.model_copy(
+            update={
+                "correct": comparison.correct,
+                "reason": verdict,
+                "native_ns": native_ns,
+                "baseline_ns": baseline_ns,
+                # A suspect speedup is recorded, and not credited until it is verified again.
+                "speedup": 0.0 if suspect else ratio,
+                "measured_speedup": ratio,
+                "suspect": suspect,
+                "convert_in_ns": run.convert_in_ns,
+                "convert_out_ns": run.convert_out_ns,
+                "max_rel_error": comparison.max_relative_error
+                if np.isfinite(comparison.max_relative_error)
+                else None,
+                "run_wall_s": run.wall_s,
+                "timing": TimingInfo(
+                    mode=self.config.grading.timing,
+                    reps_ns=run.timed,
+                    baseline_reps_ns=baseline_reps,
+                    warmup=run.warmup,
+                    credited_rep=run.credited - run.warmup,
+                    round_trip_ns=run.round_trip_ns,
+                    dispersion=Dispersion(**dispersion(run.timed)),
+                ),
+            }
         )
-        return {**response, "record": record}
 
     def _mpi_grade(
         self, manifest: Manifest, requests: Requests, source: str, problem: Problem,
@@ -989,44 +861,38 @@ class JudgeHandler:
         problem: Problem,
         granted: Requests,
         seed: int,
-        record: dict[str, Any],
-        response: dict[str, Any],
-    ) -> dict[str, Any]:
+        outcome: GradeOutcome,
+    ) -> GradeOutcome:
         """A distributed grade, recorded like a single-node one: native_ns is the credited repeat
-        (fastest, each timed as the MAX over ranks), the conversions its cast brackets."""
-        preset = str(record["preset"])
+        (the fastest, each timed by the supervisor across ranks), the conversions its casts."""
         try:
-            grade = self._mpi_grade(manifest, granted, submission.source, problem, preset, seed)
+            grade = self._mpi_grade(
+                manifest, granted, submission.source, problem, outcome.preset, seed
+            )
         except (RequestError, ValueError, OSError) as error:
-            return self._failed(record, response, f"the distributed grade could not run: {error}")
-        response["distributed"] = grade.to_json()
+            return outcome.failed(f"the distributed grade could not run: {error}")
+        outcome.distributed = grade.to_json()
         if grade.failure is not None:
-            return self._failed(record, response, grade.failure)
+            return outcome.failed(grade.failure)
         native_ns = round((grade.credited_s or 0.0) * 1e9)
-        baseline_ns = self._distributed_baseline(manifest, problem, preset, seed)
+        baseline_ns = self._distributed_baseline(manifest, problem, outcome.preset, seed)
         ratio = speedup(baseline_ns, native_ns) if grade.correct else 0.0
-        reason = "; ".join(grade.mismatches) or None
-        max_rel_error = (
-            grade.max_relative_error
-            if grade.max_relative_error is not None and np.isfinite(grade.max_relative_error)
-            else None
+        suspect = ratio > self.config.grading.speedup_suspect_above
+        error = grade.max_relative_error
+        return outcome.model_copy(
+            update={
+                "correct": grade.correct,
+                "reason": "; ".join(grade.mismatches) or None,
+                "native_ns": native_ns,
+                "baseline_ns": baseline_ns,
+                "speedup": 0.0 if suspect else ratio,
+                "measured_speedup": ratio,
+                "suspect": suspect,
+                "convert_in_ns": round(grade.convert_in_s * 1e9),
+                "convert_out_ns": round(grade.convert_out_s * 1e9),
+                "max_rel_error": error if error is not None and np.isfinite(error) else None,
+            }
         )
-        timings = {
-            "native_ns": native_ns,
-            "baseline_ns": baseline_ns,
-            "speedup": ratio,
-            "convert_in_ns": round(grade.convert_in_s * 1e9),
-            "convert_out_ns": round(grade.convert_out_s * 1e9),
-            "max_rel_error": max_rel_error,
-        }
-        record.update(correct=grade.correct, detail=reason or "", **timings)
-        response.update(
-            correct=grade.correct,
-            reason=reason,
-            precision_override=problem.precision_override,
-            **timings,
-        )
-        return {**response, "record": record}
 
     def _distributed_baseline(
         self, manifest: Manifest, problem: Problem, preset: str, seed: int
@@ -1053,15 +919,6 @@ class JudgeHandler:
             baseline_ns = round(grade.credited_s * 1e9)
             results_db.set_baseline(self.engine, manifest.name, preset, key, seed, baseline_ns)
             return baseline_ns
-
-    def _failed(
-        self, record: dict[str, Any], response: dict[str, Any], reason: str, log: str = ""
-    ) -> dict[str, Any]:
-        record["detail"] = reason if not log else f"{reason}\n{log}"
-        response["reason"] = reason
-        if log:
-            response["log"] = log
-        return {**response, "record": record}
 
     def _dense_arrays(
         self, granted: Requests, manifest: Manifest, precision: str
@@ -1336,13 +1193,13 @@ def create_app(config: Config) -> FastAPI:
     def task(kernel: str) -> dict[str, Any]:
         return handler.task(kernel)
 
-    @app.post("/score")
-    def score(submission: Submission) -> dict[str, Any]:
+    @app.post("/score", response_model=GradeOutcome)
+    def score(submission: Submission) -> GradeOutcome:
         """Grade on the public inputs; recorded on route score."""
         return handler.grade(submission, "score")
 
-    @app.post("/submit")
-    def submit(submission: Submission) -> dict[str, Any]:
+    @app.post("/submit", response_model=GradeOutcome)
+    def submit(submission: Submission) -> GradeOutcome:
         """The graded, leaderboard route: hidden inputs; recorded on route submit."""
         return handler.grade(submission, "submit")
 

@@ -19,7 +19,7 @@ def test_a_narrowing_cast_is_graded_in_the_fp64_band(handler: JudgeHandler) -> N
     requests = {"operations": [{"action": "cast", "array": "x", "to": "fp32"}]}
     result = handler.grade(
         Submission(kernel="scaled_add", source=source, preset="S", requests=requests), "score"
-    )
+    ).model_dump()
     assert result["correct"] is False and "rtol=1e-09" in result["reason"]
     assert 1e-9 < result["max_rel_error"] < 1e-3  # fp32's rounding of x, no more
     assert result["convert_in_ns"] > 0
@@ -44,7 +44,7 @@ def test_a_widening_cast_passes_in_an_fp32_problem(tmp_path: Path) -> None:
     requests = {"operations": [{"action": "cast", "array": "x", "to": "fp64"}]}
     result = fp32.grade(
         Submission(kernel="scaled_add", source=source, preset="S", requests=requests), "score"
-    )
+    ).model_dump()
     assert result["correct"], result["reason"]
     assert result["datatype"] == "fp32" and result["convert_in_ns"] > 0
 
@@ -60,7 +60,7 @@ def test_a_layout_reaches_the_kernel_and_comes_back(handler: JudgeHandler) -> No
     source = kernels.solution_source("mat_scaled_add")
     result = handler.grade(
         Submission(kernel="mat_scaled_add", source=source, preset="S", requests=requests), "score"
-    )
+    ).model_dump()
     assert result["correct"], result["reason"]
     assert result["convert_in_ns"] > 0 and result["convert_out_ns"] > 0
 
@@ -70,7 +70,7 @@ def test_a_layout_on_one_array_only_is_wrong_for_an_unaware_kernel(handler: Judg
     source = kernels.solution_source("mat_scaled_add")
     result = handler.grade(
         Submission(kernel="mat_scaled_add", source=source, preset="S", requests=requests), "score"
-    )
+    ).model_dump()
     assert result["correct"] is False and result["reason"].startswith("B:")
 
 
@@ -98,7 +98,7 @@ void force_lj_fp64(const double *restrict px, const double *restrict py, const d
     }
     result = handler.grade(
         Submission(kernel="force_lj", source=source, preset="S", requests=requests), "score"
-    )
+    ).model_dump()
     assert result["correct"], result["reason"]
     assert result["convert_in_ns"] > 0
 
@@ -129,7 +129,7 @@ def test_zip_regroups_the_fields_around_the_call(handler: JudgeHandler) -> None:
     requests = {"operations": [{"action": "zip", "arrays": ["u", "v"], "into": "uv"}]}
     result = handler.grade(
         Submission(kernel="channel_flow", source=source, preset="S", requests=requests), "score"
-    )
+    ).model_dump()
     assert result["correct"], result["reason"]
     assert result["convert_in_ns"] > 0 and result["convert_out_ns"] > 0
     rows = results_db.rows_of_grade(handler.engine, result["grade_id"])

@@ -331,7 +331,7 @@ def test_a_hanging_rank_fails_within_the_sandbox_timeout(data_dir: Path) -> None
     grade = handler.grade(
         Submission(kernel="scaled_add", source=source, requests=scaled_add_request("block")),
         "score",
-    )
+    ).model_dump()
     assert time.monotonic() - started < 30
     assert grade["correct"] is False
     assert "exceeded its wall-clock limit" in grade["reason"], grade["reason"]
@@ -532,7 +532,7 @@ def test_a_cast_tile_is_timed_apart_and_graded_in_the_problem_band(data_dir: Pat
     source = (SOLUTIONS / "scaled_add_x_fp16.c").read_text()
     grade = handler.grade(
         Submission(kernel="scaled_add", source=source, requests=requests), "score"
-    )
+    ).model_dump()
     # The seeded x is not exact in fp16, and the band stays fp64's (spec §1).
     assert grade["correct"] is False and grade["reason"] and "y" in grade["reason"]
     assert grade["convert_in_ns"] > 0 and grade["convert_out_ns"] == 0

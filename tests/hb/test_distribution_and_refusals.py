@@ -170,7 +170,7 @@ def test_a_sparse_kernel_with_a_grid_is_refused_on_the_distributed_path(tmp_path
         agent.grade(
             Submission(kernel="spmv", source="", preset="S", requests=GRID),
             "score",
-        )
+        ).model_dump()
 
 
 def test_unbuilt_language_is_refused(layout_handler: JudgeHandler) -> None:

@@ -78,7 +78,7 @@ def test_workspace_expression_is_evaluated_without_eval() -> None:
 def test_solution_grades_correct(handler: JudgeHandler, name: str) -> None:
     result = handler.grade(
         Submission(kernel=name, source=kernels.solution_source(name), preset="S"), "score"
-    )
+    ).model_dump()
     assert result["correct"], result["reason"]
     assert result["native_ns"] > 0 and result["baseline_ns"] > 0 and result["speedup"] > 0
     assert result["max_rel_error"] < 1e-9
@@ -88,7 +88,7 @@ def test_fp32_problem_of_scaled_add(data_dir: Path) -> None:
     fp32 = JudgeHandler(make_config(data_dir, grading={"datatype": "fp32"}))
     result = fp32.grade(
         Submission(kernel="scaled_add", source=kernels.solution_source("scaled_add")), "score"
-    )
+    ).model_dump()
     assert result["correct"], result["reason"]
     assert result["datatype"] == "fp32"
 
@@ -124,12 +124,16 @@ def test_precision_override_grades_an_fp64_only_kernel_in_the_fp32_band(data_dir
         )
     )
     source = kernels.solution_source("channel_flow")
-    result = overridden.grade(Submission(kernel="channel_flow", source=source, preset="S"), "score")
+    result = overridden.grade(
+        Submission(kernel="channel_flow", source=source, preset="S"), "score"
+    ).model_dump()
     assert result["correct"], result["reason"]
     assert result["datatype"] == "fp64" and result["precision_override"] == "fp32"
     plain = JudgeHandler(make_config(data_dir, grading={"datatype": "fp32"}))
     with pytest.raises(RequestFault, match="channel_flow runs at"):
-        plain.grade(Submission(kernel="channel_flow", source=source, preset="S"), "score")
+        plain.grade(
+            Submission(kernel="channel_flow", source=source, preset="S"), "score"
+        ).model_dump()
 
 
 def test_the_baseline_keeps_its_fastest_time_and_submit_times_it_again(tmp_path: Path) -> None:
@@ -142,10 +146,12 @@ def test_the_baseline_keeps_its_fastest_time_and_submit_times_it_again(tmp_path:
     slow = 10**12  # a baseline timed while the machine was busy, say
     for seed in (grading.public_seed, handler.hidden_seed):
         results_db.set_baseline(handler.engine, "scaled_add", "S", "fp64", seed, slow)
-    scored = handler.grade(Submission(kernel="scaled_add", source=source, preset="S"), "score")
+    scored = handler.grade(
+        Submission(kernel="scaled_add", source=source, preset="S"), "score"
+    ).model_dump()
     assert scored["baseline_ns"] == slow  # /score reads the stored baseline
     assert scored["suspect"] is True and scored["speedup"] == 0.0  # far beyond belief
-    submitted = handler.grade(Submission(kernel="scaled_add", source=source), "submit")
+    submitted = handler.grade(Submission(kernel="scaled_add", source=source), "submit").model_dump()
     assert 0 < submitted["baseline_ns"] < slow  # /submit times it again and keeps the fastest
     stored = results_db.get_baseline(handler.engine, "scaled_add", "S", "fp64", handler.hidden_seed)
     assert stored == submitted["baseline_ns"]

@@ -114,7 +114,7 @@ def test_solution_grades_correct_through_the_judge(
     result = sparse_handler.grade(
         Submission(kernel=kernel, source=solution(kernel, to), preset="S", requests=request),
         "score",
-    )
+    ).model_dump()
     assert result["correct"], result["reason"]
     assert result["max_rel_error"] < 1e-9
     row = results_db.get_grade(sparse_handler.engine, result["grade_id"])
@@ -166,7 +166,7 @@ def test_a_format_and_a_cast_of_a_dense_array_combine(sparse_handler: JudgeHandl
     assert [answer["arrays"][name].get("format") for name in ("A_data", "x")] == ["csc", None]
     result = sparse_handler.grade(
         Submission(kernel="spmv", source=source, preset="S", requests=request), "score"
-    )
+    ).model_dump()
     assert result["correct"] is False and "rtol=1e-09" in result["reason"]
     assert 1e-9 < result["max_rel_error"] < 1e-3
     assert result["convert_in_ns"] > 0
@@ -183,7 +183,7 @@ def test_a_wrong_kernel_for_the_format_grades_incorrect(sparse_handler: JudgeHan
             requests=format_request("A", "coo"),
         ),
         "score",
-    )
+    ).model_dump()
     assert result["correct"] is False and result["reason"]
 
 

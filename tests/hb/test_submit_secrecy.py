@@ -16,8 +16,10 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
 
-from hb import cli, kernels, results_db, sandbox, service
+from hb import cli, kernels, results_db, sandbox
+from hb import outcome as outcome_module
 from hb.config import Config, hidden_seed
+from hb.outcome import GradeOutcome
 from hb.service import JudgeHandler, create_app
 from tests.hb.conftest import make_config
 
@@ -121,7 +123,7 @@ def test_wrong_values_and_stderr_do_not_leave_submit(secret_client: TestClient) 
     assert graded["correct"] is False and graded["route"] == "submit"
     assert graded["reason"] == "hidden inputs: output y outside the tolerance"
     assert not any(character.isdigit() for character in graded["reason"])
-    assert "run_wall_s" not in graded and "log" not in graded
+    assert graded.get("run_wall_s") is None and graded.get("log") is None
     assert_hidden(graded)
     row = grade_row(secret_client, graded["grade_id"])
     assert row["route"] == "submit" and row["detail"] == graded["reason"]
@@ -137,10 +139,10 @@ def test_a_crash_on_submit_names_only_the_failed_check(secret_client: TestClient
     body = {"kernel": "scaled_add", "source": CRASHING}
     graded = secret_client.post("/submit", json=body).json()
     assert graded["correct"] is False
-    assert graded["reason"] == service.HIDDEN_RUN_FAILED
+    assert graded["reason"] == outcome_module.HIDDEN_RUN_FAILED
     assert_hidden(graded)
     row = grade_row(secret_client, graded["grade_id"])
-    assert row["detail"] == service.HIDDEN_RUN_FAILED
+    assert row["detail"] == outcome_module.HIDDEN_RUN_FAILED
     assert_hidden(row)
     scored = secret_client.post("/score", json=body).json()
     assert scored["correct"] is False and MARKER in scored["reason"]
@@ -150,7 +152,7 @@ def test_a_timeout_on_submit_names_only_the_failed_check(tmp_path: Path) -> None
     config = make_config(tmp_path / "data", sandbox={"timeout_s": 3})
     with TestClient(create_app(config)) as client:
         graded = client.post("/submit", json={"kernel": "scaled_add", "source": SPINNING}).json()
-    assert graded["correct"] is False and graded["reason"] == service.HIDDEN_RUN_FAILED
+    assert graded["correct"] is False and graded["reason"] == outcome_module.HIDDEN_RUN_FAILED
     assert_hidden(graded)
 
 
@@ -167,7 +169,7 @@ def test_a_correct_submit_carries_its_grade_and_no_error(secret_client: TestClie
     graded = secret_client.post("/submit", json={"kernel": "scaled_add", "source": source}).json()
     assert graded["correct"] is True and graded["reason"] is None
     assert graded["native_ns"] > 0 and graded["speedup"] > 0
-    assert graded["max_rel_error"] is None and "run_wall_s" not in graded
+    assert graded["max_rel_error"] is None and graded.get("run_wall_s") is None
     row = grade_row(secret_client, graded["grade_id"])
     assert row["correct"] and row["max_rel_error"] is None and row["native_ns"] > 0
 
@@ -178,25 +180,26 @@ def test_hidden_answer_cuts_a_distributed_grade() -> None:
         "mismatches": [f"y: 7 of 64 values outside rtol=1e-09 (first at (3,): got {WRONG_VALUE})"],
         "max_relative_error": 0.5, "rep_seconds": [0.25], "credited_s": 0.25, "notes": [MARKER],
     }  # fmt: skip
-    outcome = {
-        "kernel": "scaled_add", "route": "submit", "correct": False,
-        "reason": "; ".join(distributed["mismatches"]), "distributed": distributed,
-        "native_ns": 250_000_000, "speedup": 0.0, "max_rel_error": 0.5,
-        "record": {"detail": distributed["mismatches"][0], "max_rel_error": 0.5,
-                   "native_ns": 250_000_000, "correct": False},
-    }  # fmt: skip
-    cut = service.hidden_answer(outcome, ["y"])
-    record = cut.pop("record")
-    assert cut["reason"] == record["detail"] == "hidden inputs: output y outside the tolerance"
-    assert cut["distributed"] == {"ranks": 2, "grid": [2], "symbols": {"N": "local"}}
-    assert cut["native_ns"] == record["native_ns"] == 0 and record["max_rel_error"] is None
-    assert MARKER not in json.dumps(cut) and WRONG_VALUE not in json.dumps(record)
+    outcome = GradeOutcome(
+        kernel="scaled_add", preset="S", datatype="fp64", route="submit", correct=False,
+        reason="; ".join(distributed["mismatches"]), distributed=distributed,
+        native_ns=250_000_000, speedup=0.0, max_rel_error=0.5,
+    )  # fmt: skip
+    cut = outcome.hidden(["y"])
+    record = cut.record()
+    assert cut.reason == record["detail"] == "hidden inputs: output y outside the tolerance"
+    assert cut.distributed == {"ranks": 2, "grid": [2], "symbols": {"N": "local"}}
+    assert cut.native_ns == record["native_ns"] == 0 and record["max_rel_error"] is None
+    assert MARKER not in cut.model_dump_json() and WRONG_VALUE not in json.dumps(record)
     crashed = {**distributed, "failure": f"rank 1 exited: {MARKER}", "mismatches": []}
-    outcome.update(reason=crashed["failure"], distributed=crashed)
-    cut = service.hidden_answer(outcome, ["y"])
-    assert cut["reason"] == cut["record"]["detail"] == service.HIDDEN_RUN_FAILED
-    outcome.update(reason=f"the distributed grade could not run: {MARKER}", distributed=None)
-    assert service.hidden_answer(outcome, ["y"])["reason"] == service.HIDDEN_GRADE_FAILED
+    cut = outcome.model_copy(update={"reason": crashed["failure"], "distributed": crashed}).hidden(
+        ["y"]
+    )
+    assert cut.reason == cut.record()["detail"] == outcome_module.HIDDEN_RUN_FAILED
+    failed = outcome.model_copy(
+        update={"reason": f"the distributed grade could not run: {MARKER}", "distributed": None}
+    )
+    assert failed.hidden(["y"]).reason == outcome_module.HIDDEN_GRADE_FAILED
 
 
 def test_a_distributed_submit_says_only_which_check_failed(tmp_path: Path) -> None:
@@ -222,7 +225,7 @@ def test_a_distributed_submit_says_only_which_check_failed(tmp_path: Path) -> No
     with TestClient(create_app(config)) as client:
         for source, reason in (
             (wrong, "hidden inputs: output y outside the tolerance"),
-            (crashing, service.HIDDEN_RUN_FAILED),
+            (crashing, outcome_module.HIDDEN_RUN_FAILED),
         ):
             body = {"kernel": "scaled_add", "source": source, "requests": grid}
             graded = client.post("/submit", json=body).json()
@@ -239,17 +242,17 @@ def test_a_distributed_submit_says_only_which_check_failed(tmp_path: Path) -> No
 @pytest.mark.parametrize(
     "reason",
     [
-        service.HIDDEN_RUN_FAILED,
-        service.HIDDEN_CONVERSION_FAILED,
-        service.HIDDEN_GRADE_FAILED,
-        service.HIDDEN_NO_OUTPUT_MATCHED,
+        outcome_module.HIDDEN_RUN_FAILED,
+        outcome_module.HIDDEN_CONVERSION_FAILED,
+        outcome_module.HIDDEN_GRADE_FAILED,
+        outcome_module.HIDDEN_NO_OUTPUT_MATCHED,
         "hidden inputs: output C outside the tolerance",
         "hidden inputs: output C was not returned",
         "hidden inputs: output C has the wrong shape",
     ],
 )
 def test_hidden_reasons_are_the_allowed_phrases(reason: str) -> None:
-    assert service.HIDDEN_REASON.fullmatch(reason)
+    assert outcome_module.HIDDEN_REASON.fullmatch(reason)
 
 
 @pytest.mark.parametrize(
@@ -262,11 +265,11 @@ def test_hidden_reasons_are_the_allowed_phrases(reason: str) -> None:
         ("C: no output returned", "hidden inputs: output C was not returned"),
         ("rep 2: C: 1 of 9 values outside", "hidden inputs: output C outside the tolerance"),
         ("warm-up: C: shape (2,), expected (3,)", "hidden inputs: output C has the wrong shape"),
-        ("Z: 1 of 1 values outside", service.HIDDEN_NO_OUTPUT_MATCHED),
+        ("Z: 1 of 1 values outside", outcome_module.HIDDEN_NO_OUTPUT_MATCHED),
     ],
 )  # fmt: skip
 def test_a_mismatch_becomes_its_check(compared: str, phrase: str) -> None:
-    assert service.hidden_mismatch(compared, ["A", "C"]) == phrase
+    assert outcome_module.hidden_mismatch(compared, ["A", "C"]) == phrase
 
 
 def test_grades_hides_a_leaky_row_recorded_before(
@@ -284,7 +287,7 @@ def test_grades_hides_a_leaky_row_recorded_before(
         engine, {**base, "route": "score", "correct": False, "detail": leaky}
     )
     row = grade_row(secret_client, old)
-    assert row["detail"] == service.HIDDEN_GRADE_FAILED and row["native_ns"] == 0
+    assert row["detail"] == outcome_module.HIDDEN_GRADE_FAILED and row["native_ns"] == 0
     assert_hidden(row)
     assert grade_row(secret_client, scored)["detail"] == leaky  # /score rows keep theirs
 

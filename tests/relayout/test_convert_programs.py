@@ -364,3 +364,20 @@ def test_sizes_the_sized_check_refuses_are_refused_before_converting() -> None:
     out = np.zeros(16)
     program.convert_out(buffers, {"A": out})
     assert np.array_equal(out, np.arange(16.0))
+
+
+def test_a_program_compiled_at_sizes_lowers_again_at_others() -> None:
+    # Lowered at N=8 the block's extents are constants (2, 4); at N=10 they are (3, 4), and no
+    # element may be dropped.
+    block = {"action": "block", "array": "A", "digit": "i0", "factor": 4, "into": ["b", "f"]}
+    program = Requests.validate({"operations": [block]}).compile(
+        {"A": "fp64[N]:inout"}, sizes={"N": 8}
+    )
+    for n in (8, 10, 13):
+        values = np.arange(n, dtype=np.float64) + 1
+        buffers = program.convert_in({"A": values}, {"N": n})
+        assert buffers["A"].shape == (-(-n // 4), 4)
+        restored = np.zeros(n)
+        program.convert_out(buffers, {"A": restored}, {"N": n})
+        assert restored.tobytes() == values.tobytes()
+        assert program.timings.convert_in_ns > 0

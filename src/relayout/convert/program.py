@@ -121,6 +121,23 @@ class ConversionProgram:
         self._size_symbols = sorted(
             {s for spec in layout.arrays.values() for e in spec.extent_exprs for s in e.symbols()}
         )
+        # The sizes the layout was lowered at (compile_program's `sizes`), and how to lower it
+        # again at others; programs lowered at other sizes, by their sizes.
+        self.lowered_at: dict[str, int] | None = None
+        self.lower_again: Any = None
+        self._elsewhere: dict[tuple[tuple[str, int], ...], ConversionProgram] = {}
+
+    def _at(self, sizes: Mapping[str, int]) -> ConversionProgram:
+        """This program where `sizes` agree with the sizes it was lowered at, else the program
+        lowered again at `sizes` (built once per set of sizes)."""
+        if self.lowered_at is None or all(
+            int(sizes.get(name, value)) == value for name, value in self.lowered_at.items()
+        ):
+            return self
+        key = tuple(sorted((name, int(value)) for name, value in sizes.items()))
+        if key not in self._elsewhere:
+            self._elsewhere[key] = self.lower_again(dict(key))
+        return self._elsewhere[key]
 
     def check_sizes(self, sizes: Mapping[str, int]) -> None:
         """RequestError, as `Requests.check` at `sizes` words it, when the check refuses them."""
@@ -188,6 +205,11 @@ class ConversionProgram:
         which spares a repeated conversion the page faults of fresh memory.
         """
         sizes = infer_sizes(self.layout, inputs, sizes)
+        elsewhere = self._at(sizes)
+        if elsewhere is not self:
+            converted = elsewhere.convert_in(inputs, sizes, buffers=buffers)
+            self.timings = elsewhere.timings
+            return converted
         self.check_sizes(sizes)
         arrays = self._inputs_for(inputs, sizes)
         start = time.perf_counter_ns()
@@ -203,6 +225,11 @@ class ConversionProgram:
     ) -> None:
         """Write each output array (intent out/inout) back from the buffers, in place."""
         sizes = infer_sizes(self.layout, outputs, sizes)
+        elsewhere = self._at(sizes)
+        if elsewhere is not self:
+            elsewhere.convert_out(buffers, outputs, sizes)
+            self.timings = elsewhere.timings
+            return
         self.check_sizes(sizes)
         for name, array in outputs.items():
             spec = self.layout.arrays.get(name)
@@ -368,12 +395,27 @@ def compile_program(
     """
     requests = Requests.validate(requests)
     layout = lower_single_node(requests, arrays, sizes)
+    program: ConversionProgram
     if target == "host":
         extra = SANITIZE_FLAGS if sanitize else ()
         toolchain = Toolchain.from_environment(cc, cflags, native, extra)
-        return HostProgram(requests, layout, toolchain)
-    if target == "device":
+        program = HostProgram(requests, layout, toolchain)
+    elif target == "device":
         from relayout.convert.device import DeviceProgram
 
-        return DeviceProgram(requests, layout)
-    raise ValueError(f"target {target!r}: expected 'host' or 'device'")
+        program = DeviceProgram(requests, layout)
+    else:
+        raise ValueError(f"target {target!r}: expected 'host' or 'device'")
+    if sizes:
+        # Lowered at these sizes, the layout's extents may be constants of them: run at other
+        # sizes, the program lowers again there (a block by 4 compiled at N=8 and run at N=10
+        # must not drop A[8] and A[9]).
+        def again(other: Mapping[str, int]) -> ConversionProgram:
+            return compile_program(
+                requests, arrays, target=target, cc=cc, cflags=cflags, native=native,
+                sanitize=sanitize, sizes=other,
+            )  # fmt: skip
+
+        program.lowered_at = {name: int(value) for name, value in sizes.items()}
+        program.lower_again = again
+    return program
