@@ -843,6 +843,12 @@ class Box:
             self._fds.append(hosts)
             fds.append(hosts)
             command += ["--ro-bind-data", str(hosts), "/etc/hosts"]
+            # /proc, /dev and the scratch tmpfs first: a bind below /tmp (a checkout or venv
+            # that lives there) must land on the box's own /tmp, not under it.
+            scratch = str(self.limits.scratch_bytes)
+            command += ["--proc", "/proc", "--dev", "/dev",
+                        "--perms", "1777", "--size", scratch, "--tmpfs", "/tmp",
+                        "--perms", "1777", "--size", scratch, "--tmpfs", "/dev/shm"]  # fmt: skip
             made: set[str] = {"/", "/usr", "/etc", "/tmp", "/dev", "/proc"}
             for path in [*_project_paths(), *self.read_only]:
                 for parent in reversed(Path(path).parents):
@@ -851,39 +857,12 @@ class Box:
                         command += ["--perms", "0755", "--dir", str(parent)]
                 command += ["--ro-bind", path, path]
             # The CPU topology (read-only) for OpenMP's places and hwloc; nothing else of /sys.
-            command += [
-                "--perms",
-                "0755",
-                "--dir",
-                "/sys",
-                "--perms",
-                "0755",
-                "--dir",
-                "/sys/devices",
-                "--perms",
-                "0755",
-                "--dir",
-                "/sys/devices/system",
-                "--perms",
-                "0755",
-                "--dir",
-                "/sys/class",
-                "--perms",
-                "0755",
-                "--dir",
-                "/sys/class/net",
-                "--ro-bind-try",
-                "/sys/devices/system/cpu",
-                "/sys/devices/system/cpu",
-                "--ro-bind-try",
-                "/sys/devices/system/node",
-                "/sys/devices/system/node",
-            ]
-            scratch = str(self.limits.scratch_bytes)
-            command += ["--proc", "/proc", "--dev", "/dev",
-                        "--perms", "1777", "--size", scratch, "--tmpfs", "/tmp",
-                        "--perms", "1777", "--size", scratch, "--tmpfs", "/dev/shm",
-                        "--bind", str(self.workdir), SANDBOX_WORKDIR, "--chdir", SANDBOX_WORKDIR]  # fmt: skip
+            for directory in ("/sys", "/sys/devices", "/sys/devices/system", "/sys/class",
+                              "/sys/class/net"):  # fmt: skip
+                command += ["--perms", "0755", "--dir", directory]
+            for topology in ("/sys/devices/system/cpu", "/sys/devices/system/node"):
+                command += ["--ro-bind-try", topology, topology]
+            command += ["--bind", str(self.workdir), SANDBOX_WORKDIR, "--chdir", SANDBOX_WORKDIR]
             for key, value in child_env.items():
                 command += ["--setenv", key, value]
             program = seccomp_program()

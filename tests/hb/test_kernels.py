@@ -69,9 +69,14 @@ def test_inputs_are_seeded_and_reproducible() -> None:
 
 
 def test_workspace_expression_is_evaluated_without_eval() -> None:
+    # relayout's parser and int64 evaluator, the one every request's expression goes through.
     assert kernels.evaluate_size_expression("24 * ny * nx", {"ny": 2, "nx": 3}) == 144
-    with pytest.raises(ValueError, match="only integers"):
+    with pytest.raises(ValueError, match="unexpected character"):
         kernels.evaluate_size_expression("__import__('os')", {})
+    with pytest.raises(ValueError, match="unknown size symbol"):
+        kernels.evaluate_size_expression("N * 8", {})
+    with pytest.raises(ValueError, match="int64"):
+        kernels.evaluate_size_expression("N * N", {"N": 2**40})
 
 
 @pytest.mark.parametrize("name", kernels.kernel_names())

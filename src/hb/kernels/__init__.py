@@ -3,11 +3,8 @@ presets, precisions, default distribution, workspace), reference.py (numpy) and 
 
 from __future__ import annotations
 
-import ast
 import functools
 import importlib.util
-import operator
-from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
@@ -118,32 +115,19 @@ class Manifest(BaseModel):
         raise KeyError(f"{self.name}: no array {name!r} (arrays: {[a.name for a in self.arrays]})")
 
 
-_OPERATORS: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-}
-
-
 def evaluate_size_expression(text: str, sizes: dict[str, int]) -> int:
-    """An integer expression over size symbols (+ - * // %), evaluated without eval()."""
+    """An integer expression over size symbols, evaluated by relayout's int64 evaluator (the one
+    every request's expression goes through); ValueError naming the expression otherwise."""
+    from relayout import expr
 
-    def walk(node: ast.AST) -> int:
-        if isinstance(node, ast.Expression):
-            return walk(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, int):
-            return node.value
-        if isinstance(node, ast.Name):
-            if node.id not in sizes:
-                raise ValueError(f"{text!r}: unknown size symbol {node.id!r} ({sorted(sizes)})")
-            return sizes[node.id]
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-            return int(_OPERATORS[type(node.op)](walk(node.left), walk(node.right)))
-        raise ValueError(f"{text!r}: only integers, size symbols and + - * // % are allowed")
-
-    return walk(ast.parse(text, mode="eval"))
+    try:
+        tree = expr.parse(text)
+        unknown = sorted(tree.symbols() - set(sizes))
+        if unknown:
+            raise ValueError(f"{text!r}: unknown size symbol(s) {unknown} ({sorted(sizes)})")
+        return int(tree.evaluate(sizes))
+    except expr.ExprError as error:
+        raise ValueError(f"{text!r}: {error}") from None
 
 
 def kernel_names() -> list[str]:
