@@ -44,23 +44,39 @@ def abi_scalars(manifest: Manifest, precision: str) -> list[tuple[str, str]]:
     return scalars
 
 
+def pointer_declaration(name: str, c_type: str, intent: str) -> str:
+    """One pointer parameter: `const` where the kernel only reads it, always `restrict`."""
+    return f"{'const ' if intent == 'in' else ''}{c_type} *restrict {name}"
+
+
+def c_prototype(
+    entry_point: str, pointers: list[str], manifest: Any, precision: str,
+    size_arguments: tuple[str, ...] = (), extra: tuple[str, ...] = (),
+) -> str:  # fmt: skip
+    """The one renderer of the judge's C prototypes (single-node, sparse and MPI entry points):
+    `void <entry>(pointers..., int64_t size symbols..., size arguments..., scalars..., extra...,
+    void *workspace, int64_t workspace_bytes)` without the closing semicolon. `manifest` needs
+    `sizes` and `scalars` (a scalar's `type` or `kind` of "float" takes the problem precision)."""
+    parameters = list(pointers)
+    parameters += [f"int64_t {name}" for name in (*manifest.sizes, *size_arguments)]
+    for scalar in manifest.scalars:
+        kind = getattr(scalar, "type", None) or getattr(scalar, "kind", None)
+        parameters.append(f"{C_TYPES[precision] if kind == 'float' else 'int64_t'} {scalar.name}")
+    parameters += [*extra, "void *workspace", "int64_t workspace_bytes"]
+    return f"void {entry_point}({', '.join(parameters)})"
+
+
 def default_signature(manifest: Manifest, precision: str) -> str:
     """The C prototype a submission implements when it sends no request."""
-    parameters: list[str] = []
+    pointers: list[str] = []
     for array in manifest.arrays:
-        const = "const " if array.intent == "in" else ""
         element = C_TYPES[precision] if array.is_floating else f"{array.dtype}_t"
         if array.is_sparse:
-            parameters += [
-                f"{const}{element} *restrict {array.name}_data",
-                f"const int64_t *restrict {array.name}_indices",
-                f"const int64_t *restrict {array.name}_indptr",
+            pointers += [
+                pointer_declaration(f"{array.name}_data", element, array.intent),
+                pointer_declaration(f"{array.name}_indices", "int64_t", "in"),
+                pointer_declaration(f"{array.name}_indptr", "int64_t", "in"),
             ]
         else:
-            parameters.append(f"{const}{element} *restrict {array.name}")
-    parameters += [f"int64_t {name}" for name in manifest.sizes]
-    for scalar in manifest.scalars:
-        kind = C_TYPES[precision] if scalar.type == "float" else "int64_t"
-        parameters.append(f"{kind} {scalar.name}")
-    parameters += ["void *workspace", "int64_t workspace_bytes"]
-    return f"void {symbol(manifest, precision)}({', '.join(parameters)});"
+            pointers.append(pointer_declaration(array.name, element, array.intent))
+    return c_prototype(symbol(manifest, precision), pointers, manifest, precision) + ";"

@@ -372,13 +372,14 @@ def _sparse_entries(
 
 
 def _dense_entry(array: ArrayDecl, precision: str) -> dict[str, Any]:
-    const = "const " if array.intent == "in" else ""
+    from hb.abi import pointer_declaration
+
     c_type = C_TYPES[precision] if array.is_floating else f"{array.dtype}_t"
     return {
         "dtype": precision if array.is_floating else array.dtype,
         # Over d0, d1, ... like relayout's answer for every dense pointer (its dims at the sizes).
         "extents": [f"d{i}" for i in range(len(array.shape))],
-        "declaration": f"{const}{c_type} *restrict {array.name}",
+        "declaration": pointer_declaration(array.name, c_type, array.intent),
     }
 
 
@@ -416,16 +417,12 @@ def kernel_abi(
     size_arguments = tuple(
         f"{array}_{size}" for array, choice in choices.items() for size in SIZE_ARGUMENTS[choice.to]
     )
+    from hb.abi import c_prototype
+
     symbol = f"{manifest.name}_{precision}"
-    parameters = [entry["declaration"] for entry in arrays.values()]
-    parameters += [f"int64_t {name}" for name in (*manifest.sizes, *size_arguments)]
-    for scalar in manifest.scalars:
-        parameters.append(
-            f"{C_TYPES[precision] if scalar.type == 'float' else 'int64_t'} {scalar.name}"
-        )
-    parameters += ["void *workspace", "int64_t workspace_bytes"]
+    declarations = [entry["declaration"] for entry in arrays.values()]
     typedefs = [entry["typedef"] for entry in arrays.values() if entry.get("typedef")]
-    prototype = f"void {symbol}({', '.join(parameters)});"
+    prototype = c_prototype(symbol, declarations, manifest, precision, size_arguments) + ";"
     return KernelAbi(
         symbol=symbol,
         pointers=tuple(arrays),

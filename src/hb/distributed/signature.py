@@ -130,20 +130,18 @@ class DistributedKernel:
         void *workspace, int64_t workspace_bytes)`; input-only tiles are const, a cast tile
         (`casts`: array -> precision) has the cast's C type, and `tiles` (array -> text, e.g.
         `[ceil(N/4)][4]`) writes a tile's packed extents as a comment after its pointer."""
-        element = C_TYPES[precision]
+        from hb.abi import c_prototype, pointer_declaration
+
         casts = casts or {}
         tiles = tiles or {}
-        parameters = [
-            f"{'const ' if a.intent == 'in' else ''}{C_TYPES[casts.get(a.name, precision)]}"
-            f" *restrict {a.name}" + (f" /* {tiles[a.name]} */" if a.name in tiles else "")
+        pointers = [
+            pointer_declaration(a.name, C_TYPES[casts.get(a.name, precision)], a.intent)
+            + (f" /* {tiles[a.name]} */" if a.name in tiles else "")
             for a in self.arrays
         ]
-        parameters += [f"int64_t {s}" for s in self.sizes]
-        parameters += [
-            f"{element if s.kind == 'float' else 'int64_t'} {s.name}" for s in self.scalars
-        ]
-        parameters += ["MPI_Comm comm", "void *workspace", "int64_t workspace_bytes"]
-        return f"void {self.entry_point(precision)}({', '.join(parameters)})"
+        return c_prototype(
+            self.entry_point(precision), pointers, self, precision, extra=("MPI_Comm comm",)
+        )
 
 
 # ---------------------------------------------------------------------------------------------
