@@ -419,6 +419,26 @@ def scale_command(args: argparse.Namespace, config: Any = None) -> int:
     precision = args.precision or precision_of(config.grading.datatype)
     template, hostfile, configured = launcher_settings(config.mpi)
     counts = tuple(int(c) for c in args.ranks.split(",")) if args.ranks else configured
+    # The judge's own refusals, in its order and at the graded sizes, at each rank count: what
+    # /score would refuse there, hb scale refuses too.
+    from hb.service import JudgeHandler
+
+    refused = []
+    for count in counts:
+        at = config.model_copy(update={"mpi": config.mpi.model_copy(update={"ranks": count})})
+        at.environment = config.environment
+        judge = JudgeHandler(at)
+        granted = judge.granted_requests(requests, manifest)
+        sizes, label = judge.graded_sizes(manifest, args.preset)
+        refusal = judge.refusal(requests, granted, manifest, "c", sizes, label)
+        if refusal is not None:
+            refused.append((count, refusal))
+    if len(refused) == len(counts):
+        # Refused everywhere: the setup or the kernel refuses it, not one point's grid.
+        print(f"hb scale: refused: {refused[0][1]}", file=sys.stderr)
+        return 2
+    for count, refusal in refused:
+        print(f"hb scale: at {count} ranks the judge refuses it: {refusal}", file=sys.stderr)
     points, table, png = scale_requests(
         manifest, requests, Path(args.file).read_text(), precision, directory=Path(args.out),
         rank_counts=counts, preset=args.preset, reps=args.reps, launcher=template,

@@ -141,10 +141,31 @@ def test_hb_scale_prints_the_curve(tmp_path: Path, capsys: pytest.CaptureFixture
             "--reps", "2",
         ]
     )  # fmt: skip
-    assert mpi_driver.scale_command(args, Config()) == 0
+    # hb scale runs the judge's refusals: the setup must allow distribute.
+    setup = Config.model_validate(
+        {"data_dir": str(tmp_path / "data"), "requests": {"allow": ["load", "distribute"]}}
+    )
+    assert mpi_driver.scale_command(args, setup) == 0
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].split()[:3] == ["ranks", "grid", "time_s"]
     assert printed[1].split()[:2] == ["1", "1x1"] and printed[1].split()[4] == "100.0%"
     assert printed[2].split()[:2] == ["2", "-"] and "skipped" in printed[2]
     assert printed[3].split()[:2] == ["4", "2x2"]
     assert (tmp_path / "out" / "scaling.png").exists()
+
+
+def test_hb_scale_runs_the_judges_refusals(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    request_file = tmp_path / "requests.json"
+    request_file.write_text(requests(["P"], distribute("x", 0, 0), distribute("y", 0, 0)).to_json())
+    parser = argparse.ArgumentParser()
+    mpi_driver.add_scale_arguments(parser)
+    args = parser.parse_args(
+        ["scaled_add", str(CATALOG_DIR / "scaled_add" / "solution_mpi.c"), "--requests",
+         str(request_file), "--ranks", "1,2", "--out", str(tmp_path / "out")]
+    )  # fmt: skip
+    # A setup that does not allow a grid refuses it here as /score does, before any build.
+    assert mpi_driver.scale_command(args, Config.model_validate({"data_dir": str(tmp_path)})) == 2
+    assert "startup.grid: this setup does not allow a processor grid" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
