@@ -1,13 +1,16 @@
-"""Precisions of the judge: names, numpy and C types, the grading tolerance matrix, and the casts
-a request may ask for (precision_casts)."""
+"""Precisions of the judge: the grading tolerance matrix, the sweep's datatype spellings, the casts a
+request may ask for (precision_casts), and each precision's numpy and C types, read from relayout's
+table of element types with the C names of the judge's ABI (C_NAMES)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import NamedTuple
 
-import ml_dtypes
 import numpy as np
+
+from relayout.dtypes import PRECISIONS as _RELAYOUT_PRECISIONS
+from relayout.types import ELEMENT_TYPES, CNames
 
 
 class Tolerance(NamedTuple):
@@ -17,7 +20,11 @@ class Tolerance(NamedTuple):
     atol: float
 
 
-PRECISIONS = ("fp64", "fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2")
+# The spec's names (requests_api.md §1, §3.1): a cast pointer is `__npb_bf16 *`, a mixed zip's struct
+# `hb_zip_uv`; whatever C the judge shows a kernel names its types so.
+C_NAMES = CNames(zip_struct_prefix="hb_zip_", storage_type_prefix="__npb_")
+
+PRECISIONS: tuple[str, ...] = tuple(_RELAYOUT_PRECISIONS)
 
 TOLERANCE_MATRIX: dict[str, Tolerance] = {
     "fp64": Tolerance(1e-9, 1e-11),
@@ -28,31 +35,13 @@ TOLERANCE_MATRIX: dict[str, Tolerance] = {
     "fp8_e5m2": Tolerance(2e-1, 0.25),
 }
 
-NUMPY_DTYPES: dict[str, np.dtype] = {
-    "fp64": np.dtype(np.float64),
-    "fp32": np.dtype(np.float32),
-    "fp16": np.dtype(np.float16),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "fp8_e4m3": np.dtype(ml_dtypes.float8_e4m3fn),
-    "fp8_e5m2": np.dtype(ml_dtypes.float8_e5m2),
-}
+NUMPY_DTYPES: dict[str, np.dtype] = {p: ELEMENT_TYPES[p].numpy_dtype for p in PRECISIONS}
 
 # The C element type of a pointer at each precision (spec §1: the prompt tables these).
-C_TYPES: dict[str, str] = {
-    "fp64": "double",
-    "fp32": "float",
-    "fp16": "_Float16",
-    "bf16": "__npb_bf16",
-    "fp8_e4m3": "__npb_fp8_e4m3",
-    "fp8_e5m2": "__npb_fp8_e5m2",
-}
+C_TYPES: dict[str, str] = {p: C_NAMES.c_type(p) for p in PRECISIONS}
 
 # Storage-only types reach C as their bits; a submission declares them through these typedefs.
-C_PRELUDE = """#include <stdint.h>
-typedef uint16_t __npb_bf16;
-typedef uint8_t __npb_fp8_e4m3;
-typedef uint8_t __npb_fp8_e5m2;
-"""
+C_PRELUDE = "#include <stdint.h>\n" + C_NAMES.storage_typedefs()
 
 # The sweep's --datatype spellings and the precision each names.
 DATATYPE_ALIASES = {"float64": "fp64", "double": "fp64", "float32": "fp32", "float": "fp32"}

@@ -54,7 +54,7 @@ from hb.outcome import (
     is_hidden_route,
     public_row,
 )
-from hb.precision import precision_of
+from hb.precision import C_NAMES, precision_of
 from hb.requests_api import (
     RequestAllowances,
     RequestError,
@@ -315,7 +315,6 @@ def buffer_refusal(
     """The pointers the request makes, at the graded sizes, together larger than the box's
     memory: refused before anything is allocated, naming the pointer and its last operation."""
     from relayout import expr as E
-    from relayout.dtypes import precision as relayout_precision
 
     total = 0
     shapes = {array.name: manifest.shape_of(array, sizes) for array in manifest.arrays}
@@ -331,7 +330,7 @@ def buffer_refusal(
                     break
         except (E.ExprError, ValueError, TypeError):
             continue  # an extent the judge cannot evaluate here is relayout's to refuse
-        itemsize = relayout_precision(str(spec.dtype)).numpy_dtype.itemsize if spec.dtype else 8
+        itemsize = _itemsize(spec)
         total += count * itemsize
         if total > memory_bytes:
             last = max(
@@ -351,6 +350,19 @@ def buffer_refusal(
     return None
 
 
+def _itemsize(spec: Any) -> int:
+    """The bytes of one element of a checked pointer: a struct's, or its element type's."""
+    from relayout.layout import StructType
+    from relayout.types import element_type
+
+    if getattr(spec, "struct", None):
+        return int(StructType(tuple(spec.struct.items())).itemsize)
+    try:
+        return int(element_type(str(spec.dtype)).size)
+    except (KeyError, ValueError):
+        return 8
+
+
 def relayout_check(
     requests: Requests, manifest: Manifest, precision: str, sizes: dict[str, int] | None = None
 ) -> RequestsCheck:
@@ -364,6 +376,7 @@ def relayout_check(
         sizes,
         kernel=None if sparse.has_sparse(manifest) else abi.symbol(manifest, precision),
         scalars=abi.abi_scalars(manifest, precision),
+        c_names=C_NAMES,
     )
     return answer
 
@@ -612,7 +625,9 @@ class JudgeHandler:
         from relayout.check import check_requests
 
         ranks = self.config.mpi.ranks
-        answer = check_requests(granted, abi.relayout_arrays(manifest, precision), None, ranks)
+        answer = check_requests(
+            granted, abi.relayout_arrays(manifest, precision), None, ranks, c_names=C_NAMES
+        )
         if not answer.accepted:
             return answer.model_dump(mode="json", exclude_none=True)
         kernel = mpi_driver.DistributedKernel.from_manifest(manifest)

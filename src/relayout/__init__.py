@@ -20,15 +20,18 @@ from relayout.models import (
     requests_schema_text,
 )
 from relayout.plan import ArrayPlan, Axis, DistributionPlan
+from relayout.types import RELAYOUT_C_NAMES, CNames
 
 __all__ = [
     "BIJECTION_CHECK_LIMIT",
     "OPERATION_ADAPTER",
     "RECORDED_VERSION",
+    "RELAYOUT_C_NAMES",
     "REQUESTS_ADAPTER",
     "ArrayPlan",
     "ArraySpec",
     "Axis",
+    "CNames",
     "CellMap",
     "CheckedArray",
     "DistributionPlan",

@@ -1,5 +1,6 @@
 """Checking a request against a kernel's arrays: the RequestsCheck answer (each pointer's element type,
-packed extents and C declaration, or the refusal), and the C prototype of the kernel's ABI."""
+packed extents and C declaration, or the refusal), and the C prototype of the kernel's ABI, written
+with the C names (CNames) of whoever calls the kernel: relayout's own unless the caller gives its."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from relayout.errors import RequestError
 from relayout.layout import PointerState, StructType, check_sizes, run_program
 from relayout.models import Requests
 from relayout.plan import DistributionPlan, plan_requests
-from relayout.types import ELEMENT_TYPES
+from relayout.types import ELEMENT_TYPES, RELAYOUT_C_NAMES, CNames
 
 __all__ = [
     "CheckedArray",
@@ -22,7 +23,6 @@ __all__ = [
     "c_signature",
     "check_requests",
     "pointer_declaration",
-    "struct_type_name",
 ]
 
 
@@ -62,15 +62,12 @@ class RequestsCheck(BaseModel):
         return data
 
 
-def struct_type_name(pointer_name: str) -> str:
-    """The typedef name of a mixed-type zip's struct."""
-    return f"hb_zip_{pointer_name}"
-
-
-def pointer_declaration(name: str, element: Any, intent: str) -> str:
+def pointer_declaration(
+    name: str, element: Any, intent: str, c_names: CNames = RELAYOUT_C_NAMES
+) -> str:
     """`const float *restrict A` for an input-only pointer, `double *restrict A` otherwise."""
     c_type = (
-        struct_type_name(name) if isinstance(element, StructType) else ELEMENT_TYPES[element].c_type
+        c_names.struct_type(name) if isinstance(element, StructType) else c_names.c_type(element)
     )
     const = "const " if intent == "in" else ""
     return f"{const}{c_type} *restrict {name}"
@@ -83,7 +80,7 @@ def _sparse_refusal(pointer: PointerState) -> str:
     )
 
 
-def _checked(pointer: PointerState) -> CheckedArray:
+def _checked(pointer: PointerState, c_names: CNames) -> CheckedArray:
     if pointer.sparse:
         return CheckedArray(
             dtype=str(pointer.element),
@@ -95,10 +92,10 @@ def _checked(pointer: PointerState) -> CheckedArray:
     checked: dict[str, Any] = {
         "dtype": "struct" if isinstance(element, StructType) else element,
         "extents": [str(d.extent) for d in pointer.digits],
-        "declaration": pointer_declaration(pointer.name, element, pointer.intent),
+        "declaration": pointer_declaration(pointer.name, element, pointer.intent, c_names),
     }
     if isinstance(element, StructType):
-        checked["typedef"] = element.c_typedef(struct_type_name(pointer.name))
+        checked["typedef"] = element.c_typedef(c_names.struct_type(pointer.name))
         checked["struct"] = dict(element.members)
     if pointer.zip_kind is not None:
         checked["zips"] = list(pointer.zip_fields)
@@ -117,12 +114,14 @@ def check_requests(
     *,
     kernel: str | None = None,
     scalars: Sequence[tuple[str, str]] = (),
+    c_names: CNames = RELAYOUT_C_NAMES,
 ) -> RequestsCheck:
     """Run the request over `arrays` (sizes bound where given) and answer accepted or refused.
 
     A malformed request raises RequestError (it is not an answer); malformed array specs raise
     ValueError, malformed sizes RequestError (`sizes.N: ...`). With a grid and `ranks`, the plan
-    is lowered at that rank count too; with `kernel` the C signature is included.
+    is lowered at that rank count too; with `kernel` the C signature is included. Declarations,
+    typedefs and the signature name structs and storage-only types by `c_names`.
     """
     requests = Requests.validate(requests)
     specs = parse_arrays(arrays)
@@ -136,24 +135,25 @@ def check_requests(
         plan = plan_requests(requests, specs, sizes, ranks) if grid is not None else None
     except RequestError as error:
         return RequestsCheck(accepted=False, refusal=str(error))
-    checked = {pointer.name: _checked(pointer) for pointer in state.pointers}
+    checked = {pointer.name: _checked(pointer, c_names) for pointer in state.pointers}
     signature = None
     if kernel is not None:
         try:
-            signature = _signature_of(kernel, state.pointers, scalars)
+            signature = _signature_of(kernel, state.pointers, scalars, c_names)
         except ValueError as error:
             return RequestsCheck(accepted=False, refusal=str(error))
     return RequestsCheck(accepted=True, arrays=checked, signature=signature, plan=plan)
 
 
-def _scalar_c_type(kind: str) -> str:
-    if kind in ELEMENT_TYPES:
-        return ELEMENT_TYPES[kind].c_type
-    return kind
+def _scalar_c_type(kind: str, c_names: CNames) -> str:
+    return c_names.c_type(kind) if kind in ELEMENT_TYPES else kind
 
 
 def _signature_of(
-    kernel: str, pointers: Sequence[PointerState], scalars: Sequence[tuple[str, str]]
+    kernel: str,
+    pointers: Sequence[PointerState],
+    scalars: Sequence[tuple[str, str]],
+    c_names: CNames,
 ) -> str:
     typedefs = []
     parameters = []
@@ -161,9 +161,11 @@ def _signature_of(
         if pointer.sparse:
             raise ValueError(_sparse_refusal(pointer))
         if isinstance(pointer.element, StructType):
-            typedefs.append(pointer.element.c_typedef(struct_type_name(pointer.name)))
-        parameters.append(pointer_declaration(pointer.name, pointer.element, pointer.intent))
-    parameters.extend(f"{_scalar_c_type(kind)} {name}" for name, kind in scalars)
+            typedefs.append(pointer.element.c_typedef(c_names.struct_type(pointer.name)))
+        parameters.append(
+            pointer_declaration(pointer.name, pointer.element, pointer.intent, c_names)
+        )
+    parameters.extend(f"{_scalar_c_type(kind, c_names)} {name}" for name, kind in scalars)
     parameters.extend(["void *workspace", "int64_t workspace_bytes"])
     prototype = f"void {kernel}({', '.join(parameters)});"
     return "\n".join([*typedefs, prototype])
@@ -174,21 +176,25 @@ def c_signature(
     arrays: Mapping[str, Any],
     requests: Requests | Any,
     scalars: Sequence[tuple[str, str]] = (),
+    c_names: CNames = RELAYOUT_C_NAMES,
 ) -> str:
     """The C prototype a kernel is called with under a request, each struct's typedef first.
 
     Pointers come in the kernel's order (arrays in the given order; a zip at its first field's
     place; an unzip's parts at the array's place); input-only pointers are `const T *restrict`;
     then `scalars` in the order given, each (name, type) with type an element type name (int64,
-    fp64, ...) or a C type; then `void *workspace, int64_t workspace_bytes`. RequestError when the
-    request is refused; ValueError for a sparse array, whose C form is the kernel manifest's.
+    fp64, ...) or a C type; then `void *workspace, int64_t workspace_bytes`. Structs and
+    storage-only types are named by `c_names`. RequestError when the request is refused;
+    ValueError for a sparse array, whose C form is the kernel manifest's.
     """
     requests = Requests.validate(requests)
     state = run_program(requests, parse_arrays(arrays))
-    return _signature_of(kernel_name, state.pointers, scalars)
+    return _signature_of(kernel_name, state.pointers, scalars, c_names)
 
 
-def c_declarations(arrays: Mapping[str, Any], requests: Requests | Any) -> list[str]:
+def c_declarations(
+    arrays: Mapping[str, Any], requests: Requests | Any, c_names: CNames = RELAYOUT_C_NAMES
+) -> list[str]:
     """Each pointer's C declaration in the kernel's order, a struct's typedef just before it."""
     requests = Requests.validate(requests)
     state = run_program(requests, parse_arrays(arrays))
@@ -198,6 +204,8 @@ def c_declarations(arrays: Mapping[str, Any], requests: Requests | Any) -> list[
             lines.append(f"/* {_sparse_refusal(pointer)} */")
             continue
         if isinstance(pointer.element, StructType):
-            lines.append(pointer.element.c_typedef(struct_type_name(pointer.name)))
-        lines.append(pointer_declaration(pointer.name, pointer.element, pointer.intent) + ";")
+            lines.append(pointer.element.c_typedef(c_names.struct_type(pointer.name)))
+        lines.append(
+            pointer_declaration(pointer.name, pointer.element, pointer.intent, c_names) + ";"
+        )
     return lines

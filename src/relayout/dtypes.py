@@ -1,4 +1,5 @@
-"""Floating precisions relayout converts between, and the exact rounding from double to each of them.
+"""Floating precisions relayout converts between (the floating entries of relayout.types' table), and
+the exact rounding from double to each of them.
 
 Narrowing rounds once, from the double, to nearest-even, with subnormals, signed zeros and NaN kept
 NaN; overflow goes to inf for fp16, bf16 and fp8_e5m2 and to NaN for fp8_e4m3 (OCP E4M3FN, which has
@@ -10,25 +11,41 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import numpy.typing as npt
+
+from relayout.types import ELEMENT_TYPES, ElementType
 
 
 @dataclass(frozen=True)
 class Precision:
-    """One floating element type: its names, its bit layout and its storage."""
+    """One floating element type of relayout.types' table, as this module's bit math reads it."""
 
     name: str
     numpy_dtype: np.dtype[Any]
-    c_type: str
     storage_c_type: str
     bits: int
     exponent_bits: int
     mantissa_bits: int
     bias: int
-    # E4M3FN spends the all-ones exponent on finite values: only S.1111.111 is NaN and there is no inf.
-    finite_only: bool = False
+    finite_only: bool
+
+    @classmethod
+    def of(cls, element: ElementType) -> Precision:
+        """The precision of a floating entry of the table; ValueError for any other type."""
+        layout = element.float_bits
+        if layout is None:
+            raise ValueError(f"{element.name} is not a floating type")
+        return cls(
+            name=element.name,
+            numpy_dtype=element.numpy_dtype,
+            storage_c_type=element.storage_c_type,
+            bits=8 * element.size,
+            exponent_bits=layout.exponent_bits,
+            mantissa_bits=layout.mantissa_bits,
+            bias=layout.bias,
+            finite_only=layout.finite_only,
+        )
 
     @property
     def storage_dtype(self) -> np.dtype[Any]:
@@ -68,29 +85,9 @@ class Precision:
 
 
 PRECISIONS: dict[str, Precision] = {
-    p.name: p
-    for p in (
-        Precision("fp64", np.dtype(np.float64), "double", "double", 64, 11, 52, 1023),
-        Precision("fp32", np.dtype(np.float32), "float", "float", 32, 8, 23, 127),
-        Precision("fp16", np.dtype(np.float16), "_Float16", "uint16_t", 16, 5, 10, 15),
-        Precision("bf16", np.dtype(ml_dtypes.bfloat16), "__npb_bf16", "uint16_t", 16, 8, 7, 127),
-        Precision(
-            "fp8_e4m3",
-            np.dtype(ml_dtypes.float8_e4m3fn),
-            "__npb_fp8_e4m3",
-            "uint8_t",
-            8,
-            4,
-            3,
-            7,
-            finite_only=True,
-        ),
-        Precision(
-            "fp8_e5m2", np.dtype(ml_dtypes.float8_e5m2), "__npb_fp8_e5m2", "uint8_t", 8, 5, 2, 15
-        ),
-    )
+    name: Precision.of(element) for name, element in ELEMENT_TYPES.items() if element.floating
 }
-"""Every floating precision by its request name (fp64 ... fp8_e5m2)."""
+"""Every floating precision by its request name (fp64 ... fp8_e5m2), in the table's order."""
 
 
 def precision(name: str) -> Precision:

@@ -113,7 +113,7 @@ class StructType:
     def c_typedef(self, name: str) -> str:
         """`typedef struct { float u; double v; } name;` with half/storage types as their bits."""
         members = " ".join(
-            f"{ELEMENT_TYPES[kind].c_member_type} {member};" for member, kind in self.members
+            f"{ELEMENT_TYPES[kind].storage_c_type} {member};" for member, kind in self.members
         )
         return f"typedef struct {{ {members} }} {name};"
 

@@ -21,7 +21,13 @@ from pydantic import (
 
 from relayout import expr as expressions
 from relayout.errors import RequestError, entry_label
-from relayout.types import CastTarget, SparseFormatName, c_name_problem
+from relayout.types import (
+    RELAYOUT_C_NAMES,
+    CastTarget,
+    CNames,
+    SparseFormatName,
+    c_name_problem,
+)
 
 if TYPE_CHECKING:
     from relayout.check import RequestsCheck
@@ -458,12 +464,16 @@ class Requests(_Model):
         *,
         kernel: str | None = None,
         scalars: Any = (),
+        c_names: CNames = RELAYOUT_C_NAMES,
     ) -> RequestsCheck:
         """What the request does to `arrays`: accepted with each pointer (and the plan with a grid
-        and `ranks`, the C signature with `kernel` and `scalars`), or refused with why."""
+        and `ranks`, the C signature with `kernel` and `scalars`), or refused with why; C types are
+        named by `c_names` (relayout's own by default)."""
         from relayout.check import check_requests
 
-        return check_requests(self, arrays, sizes, ranks, kernel=kernel, scalars=scalars)
+        return check_requests(
+            self, arrays, sizes, ranks, kernel=kernel, scalars=scalars, c_names=c_names
+        )
 
     def to_recorded(self) -> str:
         """The request as a results database stores it: "" for none, else the JSON of to_json()

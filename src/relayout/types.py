@@ -1,10 +1,11 @@
-"""The element type names of the request language and what each means: numpy dtype, C type, size,
-alignment, whether it is floating and whether a cast may target it. Rounding lives in dtypes.py."""
+"""The element types of the request language, one table holding every fact about each: numpy dtype,
+C type, storage, size, alignment and, for a floating type, its bit layout; and the C names an ABI
+gives what C itself does not name (CNames). Rounding lives in dtypes.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import ml_dtypes
 import numpy as np
@@ -13,15 +14,18 @@ __all__ = [
     "CAST_TARGETS",
     "C_RESERVED_NAMES",
     "ELEMENT_TYPES",
+    "RELAYOUT_C_NAMES",
     "SPARSE_FORMATS",
+    "CNames",
     "CastTarget",
     "ElementType",
+    "FloatBits",
     "SparseFormatName",
     "c_name_problem",
     "element_type",
 ]
 
-# Array and pointer names become C identifiers (parameters, struct members, hb_zip_<name>): the
+# Array and pointer names become C identifiers (parameters, struct members, a zip's struct name): the
 # keywords of C99 to C23, and the ABI's own trailing parameters, would make invalid or clashing C.
 C_RESERVED_NAMES = frozenset(
     [
@@ -100,7 +104,7 @@ def c_name_problem(name: str) -> str | None:
 
 
 CastTarget = Literal["fp64", "fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2"]
-CAST_TARGETS: tuple[str, ...] = ("fp64", "fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2")
+CAST_TARGETS: tuple[str, ...] = get_args(CastTarget)
 # The storage formats of relayout.sparse_formats (a test keeps the two lists equal; the names live
 # here so that reading a request does not import scipy).
 SparseFormatName = Literal["csr", "csc", "coo", "ell", "dia", "bcsr", "jds", "sell_c_sigma"]
@@ -108,20 +112,38 @@ SPARSE_FORMATS: tuple[str, ...] = ("csr", "csc", "coo", "ell", "dia", "bcsr", "j
 
 
 @dataclass(frozen=True)
+class FloatBits:
+    """The bit layout of a floating type: sign, exponent and mantissa fields with an exponent bias."""
+
+    exponent_bits: int
+    mantissa_bits: int
+    bias: int
+    # E4M3FN spends the all-ones exponent on finite values: only S.1111.111 is NaN and there is no inf.
+    finite_only: bool = False
+
+
+@dataclass(frozen=True)
 class ElementType:
-    """One element type: its request name and its storage in numpy and C."""
+    """One element type: its request name, its storage in numpy and C, and a floating type's bits."""
 
     name: str
     numpy: Any
-    c_type: str
-    # The C type a struct member of this type is written as: half and storage-only types are
-    # written as their bits, which have the same size and alignment.
-    c_member_type: str
+    # The C type a pointer or scalar of this type is declared with; None for a storage-only type,
+    # which C reaches through a typedef of its bits that the ABI names (CNames.c_type).
+    c_type: str | None
+    # The C type a buffer element or struct member of this type is accessed through: half and
+    # storage-only types as their bits, which have the same size and alignment.
+    storage_c_type: str
     size: int
     alignment: int
-    floating: bool
+    float_bits: FloatBits | None = None
     complex: bool = False
     real_part: str | None = None
+
+    @property
+    def floating(self) -> bool:
+        """Whether this is a floating type (a cast may target it); complex types are not."""
+        return self.float_bits is not None
 
     @property
     def numpy_dtype(self) -> np.dtype[Any]:
@@ -131,48 +153,90 @@ class ElementType:
 def _scalar(
     name: str,
     numpy_type: Any,
-    c_type: str,
-    floating: bool,
-    c_member_type: str | None = None,
+    c_type: str | None,
+    float_bits: FloatBits | None = None,
+    storage_c_type: str | None = None,
 ) -> ElementType:
     dtype = np.dtype(numpy_type)
+    storage = storage_c_type or c_type
+    if storage is None:
+        raise ValueError(f"element type {name}: a storage-only type needs its storage C type")
     return ElementType(
         name=name,
         numpy=numpy_type,
         c_type=c_type,
-        c_member_type=c_member_type or c_type,
+        storage_c_type=storage,
         size=dtype.itemsize,
         alignment=dtype.alignment,
-        floating=floating,
+        float_bits=float_bits,
     )
 
 
 def _complex(name: str, numpy_type: Any, c_type: str, real_part: str) -> ElementType:
     """A complex type: its parts are `real_part` values; no cast targets it (not floating)."""
-    return replace(_scalar(name, numpy_type, c_type, False), complex=True, real_part=real_part)
+    return replace(_scalar(name, numpy_type, c_type), complex=True, real_part=real_part)
 
 
+# The floating layouts: IEEE 754 binary64, binary32, binary16; bfloat16 (binary32's exponent with 7
+# mantissa bits); OCP 8-bit floating point (OFP8) E4M3FN and E5M2, as ml_dtypes implements them.
 ELEMENT_TYPES: dict[str, ElementType] = {
     entry.name: entry
     for entry in (
-        _scalar("fp64", np.float64, "double", True),
-        _scalar("fp32", np.float32, "float", True),
-        _scalar("fp16", np.float16, "_Float16", True, "uint16_t"),
-        _scalar("bf16", ml_dtypes.bfloat16, "__npb_bf16", True, "uint16_t"),
-        _scalar("fp8_e4m3", ml_dtypes.float8_e4m3fn, "__npb_fp8_e4m3", True, "uint8_t"),
-        _scalar("fp8_e5m2", ml_dtypes.float8_e5m2, "__npb_fp8_e5m2", True, "uint8_t"),
-        _scalar("int8", np.int8, "int8_t", False),
-        _scalar("int16", np.int16, "int16_t", False),
-        _scalar("int32", np.int32, "int32_t", False),
-        _scalar("int64", np.int64, "int64_t", False),
-        _scalar("uint8", np.uint8, "uint8_t", False),
-        _scalar("uint16", np.uint16, "uint16_t", False),
-        _scalar("uint32", np.uint32, "uint32_t", False),
-        _scalar("uint64", np.uint64, "uint64_t", False),
+        _scalar("fp64", np.float64, "double", FloatBits(11, 52, 1023)),
+        _scalar("fp32", np.float32, "float", FloatBits(8, 23, 127)),
+        _scalar("fp16", np.float16, "_Float16", FloatBits(5, 10, 15), "uint16_t"),
+        _scalar("bf16", ml_dtypes.bfloat16, None, FloatBits(8, 7, 127), "uint16_t"),
+        _scalar(
+            "fp8_e4m3",
+            ml_dtypes.float8_e4m3fn,
+            None,
+            FloatBits(4, 3, 7, finite_only=True),
+            "uint8_t",
+        ),
+        _scalar("fp8_e5m2", ml_dtypes.float8_e5m2, None, FloatBits(5, 2, 15), "uint8_t"),
+        _scalar("int8", np.int8, "int8_t"),
+        _scalar("int16", np.int16, "int16_t"),
+        _scalar("int32", np.int32, "int32_t"),
+        _scalar("int64", np.int64, "int64_t"),
+        _scalar("uint8", np.uint8, "uint8_t"),
+        _scalar("uint16", np.uint16, "uint16_t"),
+        _scalar("uint32", np.uint32, "uint32_t"),
+        _scalar("uint64", np.uint64, "uint64_t"),
         _complex("complex64", np.complex64, "float _Complex", "fp32"),
         _complex("complex128", np.complex128, "double _Complex", "fp64"),
     )
 }
+
+
+@dataclass(frozen=True)
+class CNames:
+    """The names a C text gives what C does not name: a mixed zip's struct (`zip_struct_prefix` and
+    the pointer's name) and each storage-only element type (`storage_type_prefix` and the type's
+    name, a typedef of its bits). relayout's own by default (RELAYOUT_C_NAMES); a caller rendering
+    an ABI of its own passes its names."""
+
+    zip_struct_prefix: str = "relayout_zip_"
+    storage_type_prefix: str = "relayout_"
+
+    def struct_type(self, pointer_name: str) -> str:
+        """The typedef name of a mixed-type zip's struct."""
+        return f"{self.zip_struct_prefix}{pointer_name}"
+
+    def c_type(self, name: str) -> str:
+        """The C type a pointer or scalar of element type `name` is declared with."""
+        return element_type(name).c_type or f"{self.storage_type_prefix}{name}"
+
+    def storage_typedefs(self) -> str:
+        """One typedef line per storage-only type, naming its bits (needs <stdint.h>)."""
+        return "".join(
+            f"typedef {entry.storage_c_type} {self.c_type(entry.name)};\n"
+            for entry in ELEMENT_TYPES.values()
+            if entry.c_type is None
+        )
+
+
+RELAYOUT_C_NAMES = CNames()
+"""relayout's own C names: `relayout_zip_<pointer>` structs, `relayout_bf16`, `relayout_fp8_e4m3`, ..."""
 
 
 def element_type(name: str) -> ElementType:

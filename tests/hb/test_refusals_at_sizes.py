@@ -128,3 +128,20 @@ def test_reasons_say_what_went_wrong_without_class_names() -> None:
     )
     assert describe(ValueError("x: too large")) == "x: too large"
     assert "Error" not in describe(RuntimeError())
+
+
+def test_a_mixed_zip_is_checked_with_the_judges_names(judge: TestClient) -> None:
+    # A cast then a zip makes a struct: its buffers are sized by the struct, and the judge's ABI
+    # names it hb_zip_<pointer> (relayout's own names are relayout_*).
+    requests = {
+        "operations": [
+            {"action": "cast", "array": "x", "to": "fp32"},
+            {"action": "zip", "arrays": ["x", "y"], "into": "xy"},
+        ]
+    }
+    answer = check(judge, requests)
+    assert answer["accepted"] is True, answer.get("refusal")
+    assert answer["arrays"]["xy"]["typedef"].startswith("typedef struct")
+    assert "hb_zip_xy" in answer["signature"] and "relayout_" not in answer["signature"]
+    half = check(judge, {"operations": [{"action": "cast", "array": "x", "to": "fp32"}]})
+    assert "const float *restrict x" in half["signature"]

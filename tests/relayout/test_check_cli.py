@@ -95,8 +95,8 @@ def test_check_describes_zips_and_unzips() -> None:
     assert data["arrays"]["uv"] == {
         "dtype": "struct",
         "extents": ["d0"],
-        "declaration": "hb_zip_uv *restrict uv",
-        "typedef": "typedef struct { float u; double v; } hb_zip_uv;",
+        "declaration": "relayout_zip_uv *restrict uv",
+        "typedef": "typedef struct { float u; double v; } relayout_zip_uv;",
         "zips": ["u", "v"],
         "struct": {"u": "fp32", "v": "fp64"},
     }
@@ -235,11 +235,21 @@ def test_the_documented_extents_are_what_check_says() -> None:
     assert "`[d0][(d1 + 3) // 4][4]`" in LAYOUT_DOC.read_text()
 
 
+def test_the_documented_struct_is_what_check_says() -> None:
+    # The prose after the mixed-zip example states its typedef and pointer; keep it true.
+    example = next(e for e in read_examples(LAYOUT_DOC.read_text()) if "mixed zip" in e.title)
+    answer, _ = run_example(example)
+    assert answer.arrays is not None
+    uvw = answer.arrays["uvw"]
+    text = LAYOUT_DOC.read_text()
+    assert f"gives `{uvw.typedef}` and the pointer\n`{uvw.declaration}`." in text
+
+
 def test_cli_examples(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["examples", str(LAYOUT_DOC)]) == 0
     out = capsys.readouterr().out
     assert "not as documented" in out and ", 0 not as documented" in out
-    assert "hb_zip_uvw *restrict uvw" in out
+    assert "relayout_zip_uvw *restrict uvw" in out
 
 
 def test_check_carries_the_signature_when_asked() -> None:

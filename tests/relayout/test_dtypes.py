@@ -181,10 +181,24 @@ def test_thresholds(name: str, value: float, expected: float) -> None:
 
 def test_names_and_dtypes() -> None:
     assert list(PRECISIONS) == ["fp64", "fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2"]
-    assert precision_of_dtype(ml_dtypes.bfloat16).c_type == "__npb_bf16"
+    assert precision_of_dtype(ml_dtypes.bfloat16).storage_c_type == "uint16_t"
     assert precision("fp8_e4m3").max_finite == 448.0
     assert precision("fp16").max_finite == 65504.0
     with pytest.raises(ValueError, match=r"unknown precision 'fp4'.*fp64, fp32"):
         precision("fp4")
     with pytest.raises(ValueError, match="int32 is not a relayout precision"):
         precision_of_dtype(np.int32)
+
+
+@pytest.mark.parametrize("name", list(PRECISIONS))
+def test_the_tables_bit_layouts_are_ml_dtypes(name: str) -> None:
+    """relayout.types' layout of each precision is the one ml_dtypes (and numpy) implements."""
+    p = precision(name)
+    info = ml_dtypes.finfo(p.numpy_dtype)
+    assert (p.bits, p.exponent_bits, p.mantissa_bits) == (info.bits, info.nexp, info.nmant)
+    assert 1 - p.bias == info.minexp
+    assert p.max_finite == float(info.max)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        has_inf = bool(np.isinf(np.array([np.inf]).astype(p.numpy_dtype).astype(np.float64))[0])
+    assert p.finite_only == (not has_inf)

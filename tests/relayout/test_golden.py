@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from relayout import c_declarations, c_signature, requests_schema_text
+from relayout import RELAYOUT_C_NAMES, c_declarations, c_signature, requests_schema_text
 
 GOLDEN = Path(__file__).parent / "golden"
 REGENERATE = os.environ.get("RELAYOUT_REGEN_GOLDEN") == "1"
@@ -131,13 +131,10 @@ def test_golden_file(name: str) -> None:
     )
 
 
-STORAGE_TYPEDEFS = """#include <stdint.h>
-#include <stddef.h>
-#include <stdio.h>
-typedef uint16_t __npb_bf16;
-typedef uint8_t __npb_fp8_e4m3;
-typedef uint8_t __npb_fp8_e5m2;
-"""
+STORAGE_TYPEDEFS = (
+    "#include <stdint.h>\n#include <stddef.h>\n#include <stdio.h>\n"
+    + RELAYOUT_C_NAMES.storage_typedefs()
+)
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not on this machine")

@@ -148,8 +148,8 @@ def test_struct_matches_numpy_aligned_dtype() -> None:
         assert struct.itemsize == dtype.itemsize
         assert struct.offsets == tuple(dtype.fields[name][1] for name, _ in members)
     assert (
-        StructType((("u", "fp32"), ("v", "fp16"))).c_typedef("hb_zip_uv")
-        == "typedef struct { float u; uint16_t v; } hb_zip_uv;"
+        StructType((("u", "fp32"), ("v", "fp16"))).c_typedef("relayout_zip_uv")
+        == "typedef struct { float u; uint16_t v; } relayout_zip_uv;"
     )
 
 

@@ -49,7 +49,7 @@ def cast_pairs() -> list[tuple[str, str]]:
 
 
 def _narrow_kernel(source: str, target: str) -> str:
-    src_type = precision(source).c_type
+    src_type = precision(source).storage_c_type
     dst_type = precision(target).storage_c_type
     generic = f"""\
     #pragma omp parallel for simd schedule(dynamic, 32768)
@@ -65,7 +65,7 @@ void relayout_cast_{source}_to_{target}(const {src_type} *restrict src, {dst_typ
 
 def _widen_kernel(source: str, target: str) -> str:
     src_type = precision(source).storage_c_type
-    dst_type = precision(target).c_type
+    dst_type = precision(target).storage_c_type
     return f"""
 void relayout_widen_{source}_to_{target}(const {src_type} *restrict src, {dst_type} *restrict dst, int64_t n) {{
     #pragma omp parallel for simd schedule(dynamic, 32768)

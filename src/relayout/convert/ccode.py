@@ -9,15 +9,15 @@ more bits than any narrow type, so the two steps give the single rounding of rel
 from __future__ import annotations
 
 from relayout.dtypes import PRECISIONS, Precision, precision
+from relayout.types import RELAYOUT_C_NAMES
 
-STORAGE_TYPEDEFS = """\
-#ifndef RELAYOUT_STORAGE_TYPEDEFS
-#define RELAYOUT_STORAGE_TYPEDEFS
-typedef uint16_t __npb_bf16;
-typedef uint8_t __npb_fp8_e4m3;
-typedef uint8_t __npb_fp8_e5m2;
-#endif
-"""
+# relayout's own names for the storage-only types (relayout_bf16, ...), never an ABI's: a kernel
+# source that includes its ABI's typedefs as well gets no clash.
+STORAGE_TYPEDEFS = (
+    "#ifndef RELAYOUT_STORAGE_TYPEDEFS\n#define RELAYOUT_STORAGE_TYPEDEFS\n"
+    + RELAYOUT_C_NAMES.storage_typedefs()
+    + "#endif\n"
+)
 
 
 def _round_from_float_bits(target: Precision) -> str:
@@ -174,7 +174,7 @@ def problem_c_type(name: str) -> str:
     """The C type of a problem-precision array (fp64 or fp32)."""
     if name not in ("fp64", "fp32"):
         raise ValueError(f"a problem array is fp64 or fp32, not {name}")
-    return precision(name).c_type
+    return precision(name).storage_c_type
 
 
 def convert_expression(source: str, target: str, value: str) -> str:

@@ -18,7 +18,7 @@ import numpy as np
 
 from relayout.arrays import ArraySpec
 from relayout.convert.ccode import CAST_PRELUDE, convert_expression
-from relayout.dtypes import precision
+from relayout.dtypes import PRECISIONS
 from relayout.expr import C_CHECKED, C_PRELUDE, Bin, Call, Const, Expr, Neg, Sym, c_proof, walk
 from relayout.layout import CellMap, NodeLayout, PointerLayout, StructType
 from relayout.types import ELEMENT_TYPES
@@ -29,7 +29,7 @@ from relayout.types import ELEMENT_TYPES
 TILE_OUTER = 32
 TILE_INNER = 32
 
-FLOAT_PRECISIONS = ("fp64", "fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2")
+FLOAT_PRECISIONS = tuple(PRECISIONS)
 
 
 @dataclass(frozen=True)
@@ -42,9 +42,7 @@ class Scalar:
     @property
     def c_storage(self) -> str:
         """The C type a lane is read and written as (bits for the half and fp8 types)."""
-        if self.name in FLOAT_PRECISIONS:
-            return precision(self.name).storage_c_type
-        return ELEMENT_TYPES[self.name].c_type
+        return ELEMENT_TYPES[self.name].storage_c_type
 
 
 def scalar_of(type_name: str) -> Scalar:
