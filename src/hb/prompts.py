@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from hb import abi, languages, sparse
 from hb.kernels import Manifest
 from hb.precision import C_TYPES
-from hb.requests_api import RequestActions, RequestAllowances
+from hb.requests_api import GRID_ACTIONS, RequestActions, RequestAllowances
 
 
 @dataclass(frozen=True)
@@ -119,9 +119,7 @@ def build_context(
             "- cast: an array's element type. Conversions are timed apart and not scored, but the "
             f"outputs are graded in {precision_override or precision}'s tolerance band. Allowed: {types}."
         )
-    layouts = [
-        a for a in offer.actions if a not in ("cast", "format", "distribute", "replicate", "place")
-    ]
+    layouts = [a for a in offer.actions if a not in ("cast", "format", *GRID_ACTIONS)]
     if layouts:
         where = (
             "over the processor grid (each must feed a distribute)"
@@ -131,8 +129,8 @@ def build_context(
         lines.append(f"- layout operations {where}: {', '.join(layouts)}.")
     if "format" in offer.actions:
         lines.append("- format: a sparse array's storage format (Sparse formats, below).")
-    if any(a in offer.actions for a in ("distribute", "replicate", "place")):
-        offered = [a for a in ("distribute", "replicate", "place") if a in offer.actions]
+    if any(a in offer.actions for a in GRID_ACTIONS):
+        offered = [a for a in GRID_ACTIONS if a in offer.actions]
         graded = "" if distributed else " (a request with startup.grid is graded on MPI ranks)"
         lines.append(f"- distribution over the processor grid{graded}: {', '.join(offered)}.")
         lines += _mpi_lines(manifest, precision, offer)

@@ -32,6 +32,7 @@ from relayout import (
     Requests,
     RequestsCheck,
 )
+from relayout import models as _models
 from relayout import requests_schema as _relayout_requests_schema
 from relayout import requests_schema_text as _relayout_requests_schema_text
 from relayout.models import Cast
@@ -59,19 +60,16 @@ __all__ = [
 
 CAPABILITIES = ("load", "cast", "layout", "sparse_format", "place", "distribute")
 DEFAULT_ALLOW = ("load",)
-DIGIT_ACTIONS = (
-    "split",
-    "unsplit",
-    "block",
-    "unblock",
-    "permute",
-    "pad",
-    "unpad",
-    "shuffle",
-    "linear_shuffle",
+# The scope of each action is relayout's (relayout.models): these are its sets in its order.
+DIGIT_ACTIONS = tuple(a for a in _models.ACTIONS if a in _models.DIGIT_ACTIONS)
+REGROUP_ACTIONS = tuple(
+    a
+    for a in _models.ACTIONS
+    if a in _models.SINGLE_NODE_ACTIONS and a not in _models.DIGIT_ACTIONS
 )
-REGROUP_ACTIONS = ("zip", "unzip")
-GRID_ONLY_DIGIT_REFUSED = ("pad", "unpad", "shuffle", "linear_shuffle", "zip", "unzip")
+# Single-node only: refused over a grid.
+GRID_ONLY_DIGIT_REFUSED = tuple(a for a in _models.ACTIONS if a in _models.SINGLE_NODE_ACTIONS)
+GRID_ACTIONS = tuple(a for a in _models.ACTIONS if a in _models.GRID_ACTIONS)
 
 
 def requests_schema_text() -> str:

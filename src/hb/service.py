@@ -56,6 +56,7 @@ from hb.outcome import (
 )
 from hb.precision import C_NAMES, precision_of
 from hb.requests_api import (
+    GRID_ACTIONS,
     RequestAllowances,
     RequestError,
     Requests,
@@ -65,7 +66,7 @@ from hb.requests_api import (
 
 SHUFFLE_PRESET = "S"
 # The operations that lay arrays out over a processor grid (they need startup.grid).
-DISTRIBUTED_ACTIONS = ("distribute", "replicate", "place")
+DISTRIBUTED_ACTIONS = GRID_ACTIONS
 
 
 class DistributedRequestsCheck(RequestsCheck):
