@@ -126,10 +126,6 @@ def has_sparse(manifest: Manifest) -> bool:
     return any(array.is_sparse for array in manifest.arrays)
 
 
-def _positive_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
-
-
 def _format_params(to: str, operation: Mapping[str, Any]) -> dict[str, Any]:
     """The format's parameters from the operation's fields, defaults filled; ValueError says
     which field is wrong and what is accepted."""
@@ -147,25 +143,9 @@ def _format_params(to: str, operation: Mapping[str, Any]) -> dict[str, Any]:
         )
         takes = f"takes {', '.join(fields)}" if fields else "takes no other fields"
         raise ValueError(f"{where}; format {to} {takes}")
-    params: dict[str, Any] = dict(FORMATS[to].params)
-    for key in fields:
-        if operation.get(key) is not None:
-            params[key] = operation[key]
-    if to == "bcsr":
-        block = params["block_size"]
-        if _positive_int(block):
-            block = [block, block]
-        if not (
-            isinstance(block, list | tuple) and len(block) == 2 and all(map(_positive_int, block))
-        ):
-            raise ValueError(
-                f"block_size: expected [rows, cols] of positive integers (or one), got {block!r}"
-            )
-        params["block_size"] = (int(block[0]), int(block[1]))
-    for key in ("C", "sigma"):
-        if key in params and not _positive_int(params[key]):
-            raise ValueError(f"{key}: expected a positive integer, got {params[key]!r}")
-    return params
+    from relayout.sparse_formats import format_params
+
+    return format_params(to, {key: operation.get(key) for key in fields})
 
 
 def format_choices(requests: Any, manifest: Manifest) -> dict[str, FormatChoice]:

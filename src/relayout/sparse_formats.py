@@ -456,6 +456,22 @@ def sparse_format(name: str) -> SparseFormat:
         ) from None
 
 
+def format_params(name: str, given: Mapping[str, object]) -> dict[str, object]:
+    """The parameters of format `name`: its defaults with `given` over them, each validated and
+    normalized (bcsr's block_size a (rows, cols) pair of positive integers, one integer meaning
+    both; sell_c_sigma's C and sigma positive integers). SparseFormatError names the parameter.
+    The one validation of format parameters: the judge's refusals and the conversions use it."""
+    fmt = sparse_format(name)
+    params: dict[str, object] = {**fmt.params, **{k: v for k, v in given.items() if v is not None}}
+    _check_params(fmt, params)
+    if name == "bcsr":
+        params["block_size"] = _block_shape(params)
+    for key in ("C", "sigma"):
+        if key in params:
+            params[key] = _positive_int(params, key)
+    return params
+
+
 def _check_params(fmt: SparseFormat, params: Mapping[str, object]) -> None:
     extra = sorted(set(params) - set(fmt.params) - ({"width"} if fmt.name == "ell" else set()))
     if extra:

@@ -415,7 +415,7 @@ REFUSALS = [
     (ops({"action": "format", "array": "A", "to": "bcsr", "C": 4}),
      "operations[0] (format): C applies only to sell_c_sigma; format bcsr takes block_size"),
     (ops({"action": "format", "array": "A", "to": "bcsr", "block_size": [2, 0]}),
-     "operations[0] (format): block_size: expected [rows, cols] of positive integers"),
+     "operations[0] (format): block_size[1]: expected a positive integer, got 0"),
     (ops({"action": "format", "array": "A", "to": "sell_c_sigma", "C": 0}),
      "operations[0] (format): C: expected a positive integer, got 0"),
     (ops({"action": "format", "array": "A", "to": "sell_c_sigma", "sigma": True}),

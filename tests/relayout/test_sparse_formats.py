@@ -5,6 +5,7 @@ buffers on a bad CSR, and give way to numpy where no kernel library can be built
 from __future__ import annotations
 
 import os
+import re
 import shutil
 
 import numpy as np
@@ -409,3 +410,19 @@ def test_the_fills_stay_inside_their_buffers_on_corrupt_plans() -> None:
     whole_d, out_d = _guarded(6, np.float64)
     assert lib.relayout_ell_fill_8(*args, 2, p(out_i), p(out_d)) > 0
     assert (whole_i[:32] == 77).all() and (whole_i[-32:] == 77).all()
+
+
+def test_format_params_are_validated_once() -> None:
+    from relayout.sparse_formats import SparseFormatError, format_params
+
+    assert format_params("bcsr", {"block_size": 3})["block_size"] == (3, 3)
+    assert format_params("bcsr", {"block_size": [2, 4]})["block_size"] == (2, 4)
+    assert format_params("sell_c_sigma", {"C": 4})["C"] == 4
+    for name, given, message in [
+        ("bcsr", {"block_size": [2, 0]}, "block_size[1]: expected a positive integer, got 0"),
+        ("bcsr", {"block_size": [1, 2, 3]}, "block_size: expected [rows, cols] or one integer"),
+        ("sell_c_sigma", {"sigma": True}, "sigma: expected a positive integer, got True"),
+        ("ell", {"C": 2}, "ell: unknown parameter(s) ['C']"),
+    ]:
+        with pytest.raises(SparseFormatError, match=re.escape(message)):
+            format_params(name, given)
