@@ -418,11 +418,11 @@ def test_format_params_are_validated_once() -> None:
     assert format_params("bcsr", {"block_size": 3})["block_size"] == (3, 3)
     assert format_params("bcsr", {"block_size": [2, 4]})["block_size"] == (2, 4)
     assert format_params("sell_c_sigma", {"C": 4})["C"] == 4
-    for name, given, message in [
+    for name, fields, message in [
         ("bcsr", {"block_size": [2, 0]}, "block_size[1]: expected a positive integer, got 0"),
         ("bcsr", {"block_size": [1, 2, 3]}, "block_size: expected [rows, cols] or one integer"),
         ("sell_c_sigma", {"sigma": True}, "sigma: expected a positive integer, got True"),
         ("ell", {"C": 2}, "ell: unknown parameter(s) ['C']"),
     ]:
         with pytest.raises(SparseFormatError, match=re.escape(message)):
-            format_params(name, given)
+            format_params(name, fields)
