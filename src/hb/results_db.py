@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -296,25 +297,51 @@ def migrate(engine: Engine, to: int | None = None) -> list[int]:
     if to is not None and to not in known:
         raise ValueError(f"migrate: no migration {to}; the versions are {known}")
     wanted = [m for m in MIGRATIONS if to is None or m[0] <= to]
-    if {version for version, _, _ in wanted} <= set(applied_versions(engine)):
+    if {version for version, _, _ in wanted} <= set(
+        _locked_retry(lambda: applied_versions(engine))
+    ):
         return []  # the usual case: no lock taken
-    with engine.begin() as connection:
-        _lock(connection)
-        schema_migrations.create(connection, checkfirst=True)
-    applied = []
-    for version, description, step in wanted:
+
+    def create_bookkeeping() -> None:
         with engine.begin() as connection:
             _lock(connection)
-            if version in _applied(connection):
-                continue
-            step(connection)
-            connection.execute(
-                schema_migrations.insert().values(
-                    version=version, description=description, applied_at=datetime.now(UTC)
+            schema_migrations.create(connection, checkfirst=True)
+
+    _locked_retry(create_bookkeeping)
+    applied = []
+    for version, description, step in wanted:
+
+        def apply(version: int = version, description: str = description, step: Any = step) -> bool:
+            with engine.begin() as connection:
+                _lock(connection)
+                if version in _applied(connection):
+                    return False
+                step(connection)
+                connection.execute(
+                    schema_migrations.insert().values(
+                        version=version, description=description, applied_at=datetime.now(UTC)
+                    )
                 )
-            )
-        applied.append(version)
+            return True
+
+        if _locked_retry(apply):
+            applied.append(version)
     return applied
+
+
+def _locked_retry(action: Callable[[], Any], attempts: int = 12) -> Any:
+    """`action`, tried again while SQLite answers "database is locked" at once (it does, rather
+    than wait, when two connections would deadlock upgrading their locks): several judges opening
+    one new database together each take their turn. The transaction rolled back, so a retry
+    starts clean; any other error, or the last attempt's, is raised."""
+    for attempt in range(attempts):
+        try:
+            return action()
+        except sa.exc.OperationalError as error:
+            if "database is locked" not in str(error) or attempt == attempts - 1:
+                raise
+            time.sleep(0.02 * 2 ** min(attempt, 6))
+    return None
 
 
 def request_rows(requests: Requests) -> list[dict[str, Any]]:
