@@ -144,9 +144,11 @@ SANITIZED_RUN = textwrap.dedent(
 )
 
 
-def test_sanitized_kernels_report_nothing(tmp_path: Path) -> None:
+def run_sanitizer_clean(script: str, tmp_path: Path) -> str:
+    """Run `script` under ASan and UBSan, halting on the first report; its stdout, once the run
+    ended cleanly, printed SANITIZED-OK and no sanitizer spoke."""
     result = run_sanitized(
-        SANITIZED_RUN,
+        script,
         tmp_path,
         ASAN_OPTIONS="detect_leaks=0:abort_on_error=1",
         UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1",
@@ -157,6 +159,11 @@ def test_sanitized_kernels_report_nothing(tmp_path: Path) -> None:
     assert "SANITIZED-OK" in result.stdout
     for alarm in ("AddressSanitizer", "runtime error", "LeakSanitizer"):
         assert alarm not in report, report[-4000:]
+    return result.stdout
+
+
+def test_sanitized_kernels_report_nothing(tmp_path: Path) -> None:
+    run_sanitizer_clean(SANITIZED_RUN, tmp_path)
 
 
 PLANTED_BUG = textwrap.dedent(
