@@ -26,6 +26,7 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -217,14 +218,11 @@ def seccomp_program() -> bytes | None:
             )
         # clone3 passes its flags in memory a filter cannot read: ENOSYS sends glibc to clone().
         rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
-        read, write = os.pipe()
-        try:
-            with os.fdopen(write, "wb") as sink:
-                rules.export_bpf(sink)
-            with os.fdopen(read, "rb") as source:
-                return source.read()
-        finally:
-            pass
+        # A file, not a pipe: a program past the pipe's buffer would block the export.
+        with tempfile.TemporaryFile() as sink:
+            rules.export_bpf(sink)
+            sink.seek(0)
+            return sink.read()
     except Exception:
         return None
 
@@ -465,16 +463,13 @@ class _BoxCgroups:
         given = hierarchy.controllers
         v1 = hierarchy.version == 1
         if "cpuset" in given:
-            cpus = (
-                limits.cpus or (hierarchy.base / "cpuset.cpus").read_text().strip()
-                if v1
-                else limits.cpus
-            )
             if v1:
+                # A v1 cpuset takes no task until both are set: the judge's own where none is asked.
+                cpus = limits.cpus or (hierarchy.base / "cpuset.cpus").read_text().strip()
                 _write(directory / "cpuset.mems", (hierarchy.base / "cpuset.mems").read_text())
-                _write(directory / "cpuset.cpus", cpus or "")
-            elif cpus:
                 _write(directory / "cpuset.cpus", cpus)
+            elif limits.cpus:
+                _write(directory / "cpuset.cpus", limits.cpus)
         if "memory" in given:
             memory = str(limits.memory_bytes)
             if v1:
