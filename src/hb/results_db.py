@@ -59,6 +59,16 @@ grades = sa.Table(
     sa.Column("measured_speedup", sa.Float, nullable=False, server_default=sa.text("0")),
     sa.Column("protections", sa.Text, nullable=False, server_default=""),
     sa.Column("rep_ns", sa.Text, nullable=False, server_default=""),
+    # Version 7: who asked (the caller identity an agent's tools send, and its round), which
+    # judge graded it on which machine (campaigns share one database across judges), and the
+    # parallel-programming calls the submission's object makes, as usis entries (JSON list).
+    sa.Column("agent_id", sa.Text, nullable=False, server_default=""),
+    sa.Column("agent_round", sa.Integer, nullable=True),
+    sa.Column("experiment", sa.Text, nullable=False, server_default=""),
+    sa.Column("setup", sa.Text, nullable=False, server_default=""),
+    sa.Column("judge_id", sa.Text, nullable=False, server_default=""),
+    sa.Column("machine", sa.Text, nullable=False, server_default=""),
+    sa.Column("ppm_calls", sa.Text, nullable=False, server_default=""),
     sa.Index("grades_leaderboard", "kernel", "preset", "route", "correct"),  # version 3
 )
 
@@ -182,6 +192,21 @@ def _add_integrity_columns(connection: Connection) -> None:
         connection.execute(sa.text(f"ALTER TABLE grades ADD COLUMN {name} {ddl}"))
 
 
+def _add_provenance_columns(connection: Connection) -> None:
+    # Version 7 as it shipped: who asked, in which experiment and setup, which judge on which
+    # machine graded it, and the submission's parallel-programming calls.
+    for name, ddl in (
+        ("agent_id", "TEXT NOT NULL DEFAULT ''"),
+        ("agent_round", "INTEGER"),
+        ("experiment", "TEXT NOT NULL DEFAULT ''"),
+        ("setup", "TEXT NOT NULL DEFAULT ''"),
+        ("judge_id", "TEXT NOT NULL DEFAULT ''"),
+        ("machine", "TEXT NOT NULL DEFAULT ''"),
+        ("ppm_calls", "TEXT NOT NULL DEFAULT ''"),
+    ):
+        connection.execute(sa.text(f"ALTER TABLE grades ADD COLUMN {name} {ddl}"))
+
+
 # Ordered and append-only: a change to the schema is a new entry (and the matching edit of the
 # tables above), never an edit of an old entry; each step is applied exactly once per database.
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
@@ -204,6 +229,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
         _sql("ALTER TABLE baselines ALTER COLUMN seed TYPE BIGINT", dialect="postgresql"),
     ),
     (6, "suspect grades, measured speedups, protections and rep times", _add_integrity_columns),
+    (7, "callers, experiments, judges, machines and parallel calls", _add_provenance_columns),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -379,6 +405,7 @@ GRADE_FIELDS = (
     "kernel", "preset", "datatype", "language", "route", "correct", "native_ns", "baseline_ns",
     "speedup", "convert_in_ns", "convert_out_ns", "max_rel_error", "precision_override",
     "source_sha256", "detail", "suspect", "measured_speedup", "protections", "rep_ns",
+    "agent_id", "agent_round", "experiment", "setup", "judge_id", "machine", "ppm_calls",
 )  # fmt: skip
 
 
