@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the project needs when they are missing: OpenBLAS, PostgreSQL,
-# bubblewrap (the judge's box) and libseccomp (its system-call filter).
+# bubblewrap (the judge's box), libseccomp (its system-call filter), linux-perf (/profile's
+# counters) and Chromium (the headless browser the explorer's and the results page's tests drive).
 set -u
 need=()
 [ -e /usr/include/x86_64-linux-gnu/cblas.h ] || [ -e /usr/include/cblas.h ] || need+=(libopenblas-dev)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
 command -v bwrap >/dev/null || need+=(bubblewrap)
 compgen -G "/usr/lib/*/libseccomp.so.2" >/dev/null || need+=(libseccomp2)
+command -v perf >/dev/null || need+=(linux-perf)
+command -v chromium >/dev/null || need+=(chromium)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
     echo "sysdeps: missing ${need[*]}; install them (tests that need them will skip and say why)" >&2

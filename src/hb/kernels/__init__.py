@@ -17,6 +17,25 @@ CATALOG_DIR = Path(__file__).resolve().parent
 PRESETS = ("S", "M", "L")
 
 Intent = Literal["in", "inout", "out"]
+Track = Literal["scientific_computing", "loop_level", "machine_learning"]
+# Berkeley's dwarfs (Asanović et al., "The Landscape of Parallel Computing Research", 2006), with
+# Monte Carlo kept beside MapReduce as the first list had it.
+Dwarf = Literal[
+    "dense_linear_algebra",
+    "sparse_linear_algebra",
+    "spectral_methods",
+    "n_body_methods",
+    "structured_grids",
+    "unstructured_grids",
+    "monte_carlo",
+    "map_reduce",
+    "combinational_logic",
+    "graph_traversal",
+    "dynamic_programming",
+    "backtrack_branch_and_bound",
+    "graphical_models",
+    "finite_state_machines",
+]
 
 
 class ArrayDecl(BaseModel):
@@ -58,6 +77,13 @@ class Manifest(BaseModel):
 
     name: str
     summary: str
+    track: Track
+    dwarf: Dwarf
+    tags: list[str] = Field(default_factory=list)
+    # Where the computation's definition comes from (PolyBench 4.2, NPBench, Rodinia, BLAS, a paper).
+    source: str
+    # loop_level kernels: the one loop transformation the kernel rewards, in one line.
+    transformation: str | None = None
     sizes: list[str]
     arrays: list[ArrayDecl]
     scalars: list[ScalarDecl] = Field(default_factory=list)
@@ -70,6 +96,11 @@ class Manifest(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> Manifest:
+        if (self.track == "loop_level") != (self.transformation is not None):
+            raise ValueError(
+                "transformation: a loop_level kernel states the one loop transformation it "
+                "rewards, and only a loop_level kernel does"
+            )
         declared = set(self.sizes)
         for array in self.arrays:
             for extent in array.shape:
