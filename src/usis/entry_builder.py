@@ -8,9 +8,13 @@ several classifiers share (execution, semantics.memory, binding types, returns, 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from typing import Any
+
+from usis.curated import cite, load
 
 
 class ClassifyError(ValueError):
@@ -180,11 +184,12 @@ def c_return(
     errors: Iterable[str] = (),
     successes: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """The return of a C function as the NVIDIA classifiers record it: `void` has no C type, and
-    only a plain value has a value kind."""
+    """The return of a C function as the NVIDIA classifiers record it: its C type (`void` too: a
+    null C type would say the return is not expressible in C), and only a plain value has a value
+    kind."""
     return returns(
         kind,
-        binding_type(None if c_type == "void" else c_type),
+        binding_type(c_type),
         value_kind=value_kind if kind == "value" else None,
         errors=errors,
         successes=successes,
@@ -262,6 +267,43 @@ def default_direction(c_type: str) -> str:
     if not is_pointer(c_type):
         return "in"
     return "in" if c_type.startswith("const ") and c_type.count("*") == 1 else "out"
+
+
+@dataclass(frozen=True)
+class DocumentedDirection:
+    """A parameter direction the vendor's documentation states, and where it states it."""
+
+    direction: str
+    origin: str
+
+
+@cache
+def documented_directions(path: str) -> Callable[[str, str], DocumentedDirection | None]:
+    """The lookup of a curated directions table (`nccl/directions.yaml`: `{"source",
+    "directions": [{"match", "param", "direction", "note"?}]}`, `match` a regular expression
+    searched in the function name): the first item naming the parameter of a matching function
+    wins; None where the documentation is silent."""
+    table = load(path)
+    items = [
+        (re.compile(item["match"]), item["param"], item["direction"], item.get("note"))
+        for item in table["directions"]
+    ]
+
+    def lookup(function: str, parameter: str) -> DocumentedDirection | None:
+        for pattern, name, direction, note in items:
+            if name == parameter and pattern.search(function):
+                return DocumentedDirection(
+                    direction, cite(path, f"{function}.{parameter} ({note or table['source']})")
+                )
+        return None
+
+    return lookup
+
+
+def note_direction(provenance: Provenance, index: int, documented: DocumentedDirection) -> None:
+    """Provenance of a direction the documentation states; where it is silent the classifier's
+    rule record (const-ness, the role of the name) stands."""
+    provenance.curated(f"/parameters/{index}/direction", documented.origin)
 
 
 @dataclass

@@ -195,6 +195,7 @@ def mini_corpus() -> dict[str, Any]:
     ibcast["identity"]["name"] = "MPI_Ibcast"
     ibcast["execution"]["blocking"] = False
     ibcast["execution"]["procedure_class"] = "nb-op"
+    ibcast["execution"]["completion"] = "ic"
     ibcast["parameters"].append(
         parameter("request", "REQUEST", "out", "MPI_Request*", pointer=True)
     )

@@ -35,7 +35,19 @@ def test_every_host_function_of_nccl_h_is_an_entry_with_its_profiling_name() -> 
     for key, entry in entries().items():
         name = entry["identity"]["name"]
         assert key == f"nccl:{name}"
-        assert entry["tool_integration"]["profiling_name"] == f"p{name}", key
+        if entry["bindings"]["c"]["header"] == "nccl.h":
+            assert entry["tool_integration"]["profiling_name"] == f"p{name}", key
+        else:
+            # The device API's host calls (nccl_device/host.h) have no profiling twins.
+            assert entry["bindings"]["c"]["header"] == "nccl_device.h", key
+            assert entry["tool_integration"]["profiling_name"] is None, key
+
+
+def test_the_device_api_host_calls_are_entries() -> None:
+    device = {k for k, e in entries().items() if e["bindings"]["c"]["header"] == "nccl_device.h"}
+    assert {"nccl:ncclDevCommCreate", "nccl:ncclDevCommDestroy", "nccl:ncclTeamWorld"} <= device
+    assert entries()["nccl:ncclDevCommCreate"]["execution"]["collective"] is True
+    assert entries()["nccl:ncclTeamRankToWorld"]["return"]["value_kind"] == "RANK"
 
 
 def test_the_api_areas_of_the_issue_are_all_covered() -> None:
@@ -72,14 +84,23 @@ def test_collective_types_and_the_in_place_rule() -> None:
             entry = entries()[key]
             collective = entry["semantics"]["collective"]
             assert collective["type"] == collective_type, key
+            # nccl.h documents an in-place condition above each of these (none for alltoall).
             in_place = name in (
                 "ncclAllReduce",
                 "ncclBroadcast",
                 "ncclReduce",
                 "ncclAllGather",
                 "ncclReduceScatter",
+                "ncclGather",
+                "ncclScatter",
             )
             assert collective["in_place"] is in_place, key
+            conditions = [
+                d["depends_on"]
+                for d in entry["tool_integration"]["context_dependencies"]
+                if d["field"] == "semantics.collective.in_place"
+            ]
+            assert len(conditions) == (1 if in_place else 0), key
             aliasing = entry["tool_integration"]["buffer_aliasing"]
             assert aliasing == ("in_place_only" if in_place else aliasing), key
             assert collective["reduction_op"] is any(

@@ -116,7 +116,8 @@ GOLDEN: dict[str, dict[str, Any]] = {
     "nvshmem:nvshmem_barrier_all": {
         "/execution/collective": True,
         "/semantics/memory/fence_semantics": "both",
-        "/identity/api_group": "synchronization",
+        # A barrier is a collective call, as OpenSHMEM's and MPI's are (USIS-C041).
+        "/identity/api_group": "collective",
     },
     "nvshmem:nvshmem_int_atomic_fetch_add": {
         "/semantics/atomic": {"operation": "fetch_add", "fetch": True, "compare": False},

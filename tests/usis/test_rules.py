@@ -201,6 +201,37 @@ def invariant_outside_the_grammar(corpus: Corpus) -> None:
     bcast(corpus)["tool_integration"]["invariants"] = ["param:count >= 0", "count is positive"]
 
 
+def equivalent_with_other_locality(corpus: Corpus) -> None:
+    twin = copy.deepcopy(corpus["mpi:mpi_allreduce"])
+    twin["identity"]["model"] = "nccl"
+    twin["identity"]["name"] = "ncclAllReduce"
+    twin["execution"]["locality"] = "both"
+    corpus["nccl:ncclAllReduce"] = twin
+
+
+def in_place_single_buffer(corpus: Corpus) -> None:
+    bcast(corpus)["semantics"]["collective"]["in_place"] = True
+
+
+def paired_with_nothing(corpus: Corpus) -> None:
+    bcast(corpus)["parameters"][1]["constraints"]["paired_with"] = "recvcount"
+
+
+def async_pair_unlinked(corpus: Corpus) -> None:
+    twin = copy.deepcopy(corpus["mpi:mpi_recv"])
+    twin["identity"]["name"] = "MPI_RecvAsync"
+    twin["relationships"]["variants"]["blocking"] = "mpi:mpi_recv"
+    corpus["mpi:mpi_recvAsync"] = twin
+
+
+def nonblocking_with_nothing_pending(corpus: Corpus) -> None:
+    corpus["mpi:mpi_ibcast"]["execution"]["completion"] = None
+
+
+def offset_indexes_a_scalar(corpus: Corpus) -> None:
+    formal(corpus)["data_flow"][0]["extent"]["count_ref"] = "param:count[rank]"
+
+
 VIOLATIONS: dict[str, tuple[Callable[[Corpus], None], str, str]] = {
     "USIS-C001": (rename_key, "mpi:mpi_broadcast", "identity.name"),
     "USIS-C002": (dangling_reference, "mpi:mpi_bcast", "relationships.variants.persistent"),
@@ -278,6 +309,24 @@ VIOLATIONS: dict[str, tuple[Callable[[Corpus], None], str, str]] = {
     ),
     "USIS-C039": (blocking_nonblocking_procedure, "mpi:mpi_bcast", "execution.blocking"),
     "USIS-C040": (invariant_outside_the_grammar, "mpi:mpi_bcast", "tool_integration.invariants[1]"),
+    "USIS-C041": (equivalent_with_other_locality, "nccl:ncclAllReduce", "execution.locality"),
+    "USIS-C042": (in_place_single_buffer, "mpi:mpi_bcast", "semantics.collective.in_place"),
+    "USIS-C043": (
+        paired_with_nothing,
+        "mpi:mpi_bcast",
+        "parameters[1].constraints.paired_with",
+    ),
+    "USIS-C044": (async_pair_unlinked, "mpi:mpi_recv", "relationships.variants.nonblocking"),
+    "USIS-C045": (
+        nonblocking_with_nothing_pending,
+        "mpi:mpi_ibcast",
+        "execution.procedure_class",
+    ),
+    "USIS-C046": (
+        offset_indexes_a_scalar,
+        "mpi:mpi_bcast",
+        "semantics.formal.data_flow[0].extent.count_ref",
+    ),
 }
 
 

@@ -76,6 +76,23 @@ class MacroTable:
         self.protected = frozenset(protected)
         self.protected_pattern = re.compile(protected_pattern) if protected_pattern else None
 
+    def function_aliases(
+        self, declared: Iterable[str], wrappers: Iterable[str] = ()
+    ) -> dict[str, str]:
+        """Object-like macros in force that rename a declared function (`#define nvshmem_sync
+        nvshmem_team_sync`; through an identity wrapper of `wrappers` too, as
+        `__CUDART_API_PTSZ(cudaStreamGetCaptureInfo_v2)` is outside the per-thread-stream
+        configuration): alias -> function, for names no prototype declares themselves."""
+        functions = set(declared)
+        skip = {"(", ")", *wrappers}
+        aliases = {}
+        for name, macro in self.macros.items():
+            words = [token.text for token in macro.body if token.text not in skip]
+            simple = macro.parameters is None and len(words) == 1
+            if simple and words[0] in functions and name not in functions:
+                aliases[name] = words[0]
+        return dict(sorted(aliases.items()))
+
     def is_protected(self, name: str) -> bool:
         return name in self.protected or bool(
             self.protected_pattern and self.protected_pattern.fullmatch(name)

@@ -139,9 +139,37 @@ SIMPLE_VERBS = {
 }
 
 
+# Abbreviations of the runtime's names, spelled out in descriptions.
+SPELLED_OUT = {
+    "mem": "memory",
+    "params": "parameters",
+    "info": "information",
+    "exec": "executable",
+    "attr": "attribute",
+    "ipc": "interprocess",
+}
+# What a free acts on when the name gives no object (cudaFree) or only the kind of memory
+# (cudaFreeHost).
+MEMORY_OBJECTS = {(): "device memory", ("host",): "page-locked host memory"}
+
+
 def cuda_description(name: str) -> str:
-    """A one-sentence description from the function's name: verb, object and complement."""
-    words = words_of(name.removeprefix("cuda"))
+    """A one-sentence description from the function's name: verb, object and complement, with the
+    clause of a versioned entry point (`_v2`) or a stream-ordered form (`...Async`)."""
+    clauses = []
+    versioned = re.fullmatch(r"(\w+?)_v(\d+)", name)
+    if versioned:
+        name = versioned.group(1)
+        clauses.append(f"version {versioned.group(2)} of the entry point")
+    if name.endswith("Async") and name != "cudaAsync":
+        name = name.removesuffix("Async")
+        clauses.append("ordered on a stream, returning before the work is done")
+    sentence = name_sentence(name).removesuffix(".")
+    return sentence + "".join(f"; {clause}" for clause in clauses) + "."
+
+
+def name_sentence(name: str) -> str:
+    words = [SPELLED_OUT.get(word, word) for word in words_of(name.removeprefix("cuda"))]
     if words[0] == "occupancy":
         return f"Computes an occupancy figure for a kernel: the {' '.join(words[1:])}."
     for index, word in enumerate(words):
@@ -161,6 +189,9 @@ def cuda_description(name: str) -> str:
             object="", rest="", rest_with=(" (" + " ".join(rest_words) + ")") if rest_words else ""
         )
         return sentence + "."
+    if verb == "free" and tuple(object_words + rest_words) in MEMORY_OBJECTS:
+        memory_object = MEMORY_OBJECTS[tuple(object_words + rest_words)]
+        return f"{SIMPLE_VERBS[verb]} {memory_object}."
     if not object_words and rest_words and verb in SIMPLE_VERBS:
         # cudaCreateTextureObject: the words after the verb are its object.
         return f"{SIMPLE_VERBS[verb]} the {' '.join(rest_words)}."
@@ -221,6 +252,55 @@ BUFFER_PARAMETER_NAMES = {
     "data",
     "symbol",
 }
+
+
+# What a `\\param` line of the runtime's doc comments says about a non-const pointer, first match
+# wins: read only (freed, registered, passed on, listed), updated in place, or written.
+DOC_DIRECTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "in",
+        re.compile(
+            r"to free|to page-lock|to unregister|previously allocated|returned by|passed (to|into)"
+            r"|to be passed|to pass|to set\b|to add\b|to map\b|to unmap\b|^arguments$|^options for"
+            r"|^option values|^list of|^array of|to query|^host pointer$|requested host pointer"
+            r"|kernel parameters|^address of memory|^memory to free|^resources to|must be a pointer",
+            re.I,
+        ),
+    ),
+    ("inout", re.compile(r"swap with|^see description$|to convert$", re.I)),
+    (
+        "out",
+        re.compile(
+            r"\breturn(s|ed)?\b|\bto store\b|\bnewly\b|\bcreated\b|to create\b|\bretrieved\b"
+            r"|\bcaptured\b|time between|^destination|where .* returned|^pointer to allocated",
+            re.I,
+        ),
+    ),
+)
+
+
+def parameter_doc(record: Mapping[str, Any], index: int, name: str) -> str | None:
+    """The `\\param` text of a parameter: by name, or by position where the doc comment names
+    the parameters differently from the prototype but lists as many."""
+    documented: Mapping[str, str] = record.get("doc_params", {})
+    if name in documented:
+        return documented[name]
+    if len(documented) == len(record["parameters"]):
+        return list(documented.values())[index]
+    return None
+
+
+def documented_direction(c_type: str, text: str | None) -> tuple[str, str] | None:
+    """The direction a non-const pointer's doc text states and the words that state it, or None
+    where it is silent (or the declaration settles it: a value, or a pointer to const, is only
+    read)."""
+    if text is None or not is_pointer(c_type) or default_direction(c_type) == "in":
+        return None
+    for direction, pattern in DOC_DIRECTIONS:
+        found = pattern.search(text)
+        if found:
+            return direction, found.group(0)
+    return None
 
 
 def cuda_parameter(
@@ -355,7 +435,9 @@ def classify_cuda_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], Pro
         gpu_scope="thread" if device_runtime else None,
         locality="local",
         completion="stream_ordered" if stream_ordered else None,
-        procedure_class="b-op" if blocking else "nb-op",
+        # nb-op only where the call leaves work pending (ordered on a stream); a query that
+        # returns at once without blocking is neither.
+        procedure_class="b-op" if blocking else ("nb-op" if stream_ordered else None),
     )
     for field_name in ("blocking", "runs_on", "completion", "procedure_class"):
         notes.curated(f"/execution/{field_name}", origin)
@@ -381,8 +463,18 @@ def classify_cuda_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], Pro
         parameter_facts, parameter_rule = cuda_parameter(record, declared, stream_ordered)
         if parameter_facts.kind == "BUFFER":
             buffer_count += 1
+        stated = documented_direction(
+            declared["type"], parameter_doc(record, index, declared["name"] or "")
+        )
+        if stated is not None:
+            parameter_facts.direction = stated[0]
         parameters.append(declared_parameter(declared, parameter_facts))
         note_declared_parameter(notes, index, where, parameter_rule)
+        if stated is not None:
+            notes.source(
+                f"/parameters/{index}/direction",
+                f"{where} doc comment \\param {declared['name']}: '{stated[1]}'",
+            )
     dependencies = []
     for dependency in facts.get("context_dependencies", []):
         dependencies.append(
@@ -414,8 +506,11 @@ def classify_cuda_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], Pro
     return_type = record["return_type"]
     if return_type == "cudaError_t":
         returned = record.get("doc_returns", [])
-        errors = [code for code in returned if code != "cudaSuccess"]
-        successes = [code for code in returned if code == "cudaSuccess"] or ["cudaSuccess"]
+        # A code the runtime documents as not an error (cudaErrorNotReady of a query) is a
+        # success outcome.
+        not_errors = {"cudaSuccess", *facts.get("successes", [])}
+        errors = [code for code in returned if code not in not_errors]
+        successes = [code for code in returned if code in not_errors] or ["cudaSuccess"]
         return_section = c_return(
             return_type, kind="ERROR_CODE", errors=errors, successes=successes
         )
@@ -425,10 +520,18 @@ def classify_cuda_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], Pro
     else:
         return_section = c_return(return_type, kind="value" if return_type != "void" else "void")
     notes.rule("/return/kind", "return-kind")
+    # Our own words: built from the name (the header's \\brief is NVIDIA's prose, not copied),
+    # hand-written in curated/cuda/entries.yaml where the name misleads.
     identity = Identity(MODEL, name, api_group=group, desc=cuda_description(name))
+    notes.rule("/identity/desc", "description-from-name")
     if record.get("deprecated", False):
-        identity.deprecated_in = deprecated_version(name)
-        notes.source("/identity/deprecated_in", f"{where} __CUDA_DEPRECATED")
+        as_of = record.get("doc_deprecated_as_of")
+        identity.deprecated_in = f"CUDA-{as_of}" if as_of else deprecated_version(name)
+        notes.source(
+            "/identity/deprecated_in",
+            f"{where} __CUDA_DEPRECATED"
+            + (f", doc comment: deprecated as of CUDA {as_of}" if as_of else ""),
+        )
     entry = EntryBuilder(
         identity=identity,
         bindings=c_bindings(
@@ -445,9 +548,13 @@ def classify_cuda_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], Pro
             context_dependencies=dependencies,
         ),
     ).build()
-    notes.source("/identity/name", where)
-    notes.source("/bindings/c/signature", where)
-    notes.rule("/identity/desc", "description-from-name")
+    if record.get("alias_of"):
+        alias = f"{HEADER} #define {name} {record['alias_of']}: the name programs call"
+        notes.source("/identity/name", alias)
+        notes.source("/bindings/c/signature", f"{where} ({record['alias_of']}), {alias}")
+    else:
+        notes.source("/identity/name", where)
+        notes.source("/bindings/c/signature", where)
     notes.rule("/tool_integration/buffer_aliasing", "aliasing-by-buffer-count")
     return entry, notes
 
@@ -500,6 +607,50 @@ def apply_overrides(
         notes.curated("/semantics/formal", cite(f"{model}/entries.yaml", f"{key} ({source})"))
 
 
+@cache
+def since_versions() -> Mapping[str, tuple[str, str]]:
+    """Function -> (identity.since, source note) from curated/cuda/versions.yaml."""
+    found: dict[str, tuple[str, str]] = {}
+    for version, item in load(f"{MODEL}/versions.yaml")["since"].items():
+        for function in item["functions"]:
+            if function in found:
+                raise ClassifyError(f"curated/cuda/versions.yaml lists {function} twice")
+            found[function] = (f"CUDA-{version}", item["source"])
+    return found
+
+
+def apply_since(name: str, entry: dict[str, Any], notes: Provenance) -> None:
+    since = since_versions().get(name)
+    if since is not None:
+        entry["identity"]["since"] = since[0]
+        notes.curated("/identity/since", cite(f"{MODEL}/versions.yaml", f"{name} ({since[1]})"))
+
+
+def link_records(
+    records: list[Mapping[str, Any]],
+    entries: dict[str, dict[str, Any]],
+    notes: Mapping[str, Provenance],
+) -> None:
+    """The edges between runtime functions that the header states: the replacement a deprecated
+    function's doc comment names (`... the non-deprecated function ::cudaDeviceReset()`), and
+    each X / XAsync pair (the stream-ordered form of X) as its blocking/nonblocking variants."""
+    for record in records:
+        key = f"{MODEL}:{record['name']}"
+        replacement = record.get("doc_replacement")
+        if replacement and f"{MODEL}:{replacement}" in entries:
+            entries[key]["relationships"]["superseded_by"] = f"{MODEL}:{replacement}"
+            notes[key].source(
+                "/relationships/superseded_by",
+                f"{HEADER}:{record['line']} doc comment: the non-deprecated function {replacement}",
+            )
+        plain = f"{MODEL}:{record['name'].removesuffix('Async')}"
+        if record["name"].endswith("Async") and plain in entries:
+            entries[plain]["relationships"]["variants"]["nonblocking"] = key
+            entries[key]["relationships"]["variants"]["blocking"] = plain
+            notes[plain].rule("/relationships/variants/nonblocking", "async-suffix-variant")
+            notes[key].rule("/relationships/variants/blocking", "async-suffix-variant")
+
+
 def classify(extracted: dict[str, Any]) -> dict[str, Any]:
     """Turn the extracted runtime declarations into complete entries with provenance."""
     if extracted.get("model") != MODEL:
@@ -507,12 +658,17 @@ def classify(extracted: dict[str, Any]) -> dict[str, Any]:
     entries: dict[str, dict[str, Any]] = {}
     provenance: dict[str, dict[str, dict[str, str]]] = {}
     formal: dict[str, dict[str, Any]] = {}
+    notes_of: dict[str, Provenance] = {}
     for record in extracted["records"]:
         key = f"{MODEL}:{record['name']}"
         entry, notes = classify_cuda_record(record)
-        apply_overrides(MODEL, key, entry, notes, formal)
+        apply_since(record["name"], entry, notes)
         entries[key] = entry
-        provenance[key] = notes.sorted_records()
+        notes_of[key] = notes
+    link_records(extracted["records"], entries, notes_of)
+    for key, entry in entries.items():
+        apply_overrides(MODEL, key, entry, notes_of[key], formal)
+        provenance[key] = notes_of[key].sorted_records()
     unknown = sorted(set(curated_overrides(MODEL)) - set(entries))
     if unknown:
         raise ClassifyError(

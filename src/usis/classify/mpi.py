@@ -81,7 +81,7 @@ class NameTables:
     in_place_bases: frozenset[str]
     intra_only_bases: frozenset[str]
     neighborhood_forms: Mapping[str, str]
-    collective_pairs: Mapping[str, str]
+    collective_pairs: Mapping[str, str | list[str]]
     p2p_bases: Mapping[str, str]
     # send mode -> (synchronous, buffered, ready)
     send_modes: Mapping[str, tuple[bool | None, bool | None, bool | None]]
@@ -303,6 +303,16 @@ def length_and_array_type(raw_length: Any) -> tuple[Any, str | None]:
     return text, "variable"
 
 
+def large_count_variant(record: Mapping[str, Any]) -> bool:
+    """Whether the call has an MPI-4 large-count form (`MPI_Send_c`), the schema's meaning of
+    `bindings.lis.expressible`: the Forum marks it language-independent (`lis_expressible`) and a
+    parameter has a polymorphic (POLY*) kind, which is what the `_c` form widens to MPI_Count.
+    `lis_expressible` alone says only that a language-independent binding is listed."""
+    return bool(record["attributes"].get("lis_expressible")) and any(
+        str(parameter.get("kind") or "").startswith("POLY") for parameter in record["parameters"]
+    )
+
+
 def parameter_bindings(record: Mapping[str, Any], parameter: Mapping[str, Any]) -> list[str]:
     """The binding variants that carry this parameter (the inverse of the Forum's suppress flags)."""
     attributes = record["attributes"]
@@ -316,7 +326,7 @@ def parameter_bindings(record: Mapping[str, Any], parameter: Mapping[str, Any]) 
         tokens.append("fortran90")
     if attributes.get("f08_expressible") and "f08_parameter" not in suppressed and not large_only:
         tokens.append("fortran08_optional" if optional else "fortran08")
-    if attributes.get("lis_expressible") and "lis_parameter" not in suppressed:
+    if large_count_variant(record) and "lis_parameter" not in suppressed:
         tokens.append("lis_large" if large_only else "lis")
     return tokens
 
@@ -338,11 +348,15 @@ def value_range(parameter: Mapping[str, Any]) -> str | None:
     return None
 
 
-def paired_with(call: CallClass, name: str) -> str | None:
+def paired_with(call: CallClass, name: str, present: set[str]) -> str | None:
     """A matching call's corresponding parameter (parameter_constraints.paired_with): a send's
-    buffer description pairs with the receive's, a collective's send side with its receive side."""
+    buffer description pairs with the receive's, a collective's send side with its receive side.
+    The matching call is the same function, so the pair is one of `present`, the call's own
+    parameter names."""
     if call.collective_base is not None:
-        return names().collective_pairs.get(name)
+        pair = names().collective_pairs.get(name)
+        candidates = [pair] if isinstance(pair, str) else pair or []
+        return next((candidate for candidate in candidates if candidate in present), None)
     if (
         call.p2p_base is not None
         and call.rest not in names().partitioned
@@ -383,7 +397,7 @@ def func_type_signature(
 
 
 def ulfm_records() -> list[dict[str, Any]]:
-    """The four ULFM calls as records shaped like the extracted ones."""
+    """The ULFM calls of curated/mpi/ulfm.yaml as records shaped like the extracted ones."""
     data = curated("ulfm")
     records = []
     for call in data["calls"]:
@@ -652,7 +666,21 @@ def describe(call: CallClass, record: Mapping[str, Any]) -> tuple[str, str]:
 # Possible errors (MPI error classes, MPI-4.1 §9.4)
 
 
+def tool_errors(call: CallClass) -> list[str]:
+    """The MPI_T_ERR_* classes an MPI_T call can return (curated/mpi/tool_errors.yaml)."""
+    table = load("mpi/tool_errors.yaml")
+    errors = set(table["always"])
+    for family in table["families"]:
+        if re.search(family["match"], call.key):
+            if family.get("replaces_always"):
+                errors -= set(table["always"])
+            errors |= set(family["errors"])
+    return sorted(errors)
+
+
 def possible_errors(call: CallClass, parameters: list[Parameter]) -> list[str]:
+    if call.key.startswith("mpi_t_"):
+        return tool_errors(call)
     errors = {"MPI_ERR_OTHER", "MPI_ERR_INTERN", "MPI_ERR_ARG"}
     for parameter in parameters:
         if parameter.direction == "out":
@@ -970,6 +998,7 @@ def build_parameters(
     prov: Provenance,
 ) -> list[Parameter]:
     function_key = record["key"]
+    present = {raw["name"] for raw in record["parameters"]}
     origin = record.get("curated_from") or "apis.json"
     parameters = []
     for index, raw in enumerate(record["parameters"]):
@@ -986,7 +1015,7 @@ def build_parameters(
                 raw.get("c_type"),
                 fortran90=raw.get("f90_type"),
                 fortran08=raw.get("f08_type"),
-                lis=raw.get("c_large_type"),
+                lis=raw.get("c_large_type") if large_count_variant(record) else None,
             ),
             asynchronous=bool(raw.get("asynchronous")),
             constant=bool(raw.get("constant")),
@@ -997,7 +1026,7 @@ def build_parameters(
             parameter_bindings=parameter_bindings(record, raw),
             root_only=bool(raw.get("root_only")),
             value_range=value_range(raw),
-            paired_with=paired_with(call, raw["name"]),
+            paired_with=paired_with(call, raw["name"], present),
             memory_space="host" if kind == "BUFFER" else None,
         )
         for name in (
@@ -1036,9 +1065,15 @@ def build_return(
     )
     c_type = record.get("c_return_type") if record["attributes"].get("c_expressible") else None
     errors = possible_errors(call, parameters) if kind == "ERROR_CODE" else []
-    prov.rule(
-        "/return/possible_errors", "rule:return.error_classes_from_parameter_kinds (MPI-4.1 §9.4)"
-    )
+    if call.key.startswith("mpi_t_"):
+        prov.curated(
+            "/return/possible_errors", "curated/mpi/tool_errors.yaml: MPI-4.1 §15.3.10, Table 15.6"
+        )
+    else:
+        prov.rule(
+            "/return/possible_errors",
+            "rule:return.error_classes_from_parameter_kinds (MPI-4.1 §9.4)",
+        )
     prov.rule("/return/possible_successes", "rule:return.mpi_success")
     prov.source("/return/binding_type", "apis.json return_kind rendered by pympistandard")
     # Fortran reports an MPI error through the ierror argument, and the few value-returning
@@ -1046,7 +1081,7 @@ def build_return(
     # so the Fortran result types stay null.
     return returns(
         kind,
-        binding_type(c_type, lis=c_type if record["attributes"].get("lis_expressible") else None),
+        binding_type(c_type, lis=c_type if large_count_variant(record) else None),
         errors=errors,
         successes=["MPI_SUCCESS"] if kind == "ERROR_CODE" else [],
     )
@@ -1371,6 +1406,10 @@ def bindings(record: Mapping[str, Any], prov: Provenance) -> dict[str, Any]:
     prov.source("/bindings", origin)
     prov.curated("/bindings/cpp", "MPI-3.0 removed the C++ bindings (MPI-4.1 §17.2)")
     prov.rule("/bindings/c/header", "rule:bindings.header_mpi_h")
+    prov.rule(
+        "/bindings/lis/expressible",
+        "rule:bindings.lis_is_a_large_count_form (lis_expressible and a POLY* parameter)",
+    )
     prov.rule("/bindings/fortran08/module", "rule:bindings.module_mpi_f08")
     return {
         "c": {
@@ -1391,7 +1430,7 @@ def bindings(record: Mapping[str, Any], prov: Provenance) -> dict[str, Any]:
             "abstract_interface": bool(attributes.get("f08_abstract_interface")),
             "module": F08_MODULE,
         },
-        "lis": {"expressible": bool(attributes.get("lis_expressible"))},
+        "lis": {"expressible": large_count_variant(record)},
         "cpp": None,
     }
 

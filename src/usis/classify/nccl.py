@@ -26,15 +26,21 @@ from usis.entry_builder import (
     context_dependency,
     declared_parameter,
     default_direction,
+    documented_directions,
     empty_semantics,
     execution,
     is_pointer,
     memory,
     note_declared_parameter,
+    note_direction,
 )
 
 MODEL = "nccl"
 HEADER = "nccl.h"
+# The device API's host calls are declared in nccl_device/host.h, which programs include through
+# nccl_device.h.
+DEVICE_HOST_HEADER = "nccl_device/host.h"
+DEVICE_INCLUDE = "nccl_device.h"
 
 STREAM_CATEGORIES = {"collective", "p2p", "one_sided_put", "signal", "signal_wait"}
 # Categories whose calls take a communicator that may be non-blocking (ncclConfig_t.blocking = 0)
@@ -256,12 +262,12 @@ def parameter_facts(
     return ParameterFacts(None, direction, None)
 
 
-def collective_semantics(collective_type: str, has_op: bool) -> dict[str, Any]:
+def collective_semantics(collective_type: str, has_op: bool, in_place: bool) -> dict[str, Any]:
     facts = collective_table()[collective_type]
     return {
         "type": collective_type,
         "root_involved": facts["root"],
-        "in_place": facts["in_place"] is not None,
+        "in_place": in_place,
         "comm_scope": "intracommunicator",
         "algorithm_class": facts["algorithm_class"],
         "reduction_op": has_op,
@@ -270,10 +276,11 @@ def collective_semantics(collective_type: str, has_op: bool) -> dict[str, Any]:
 
 
 def classify_record(
-    record: Mapping[str, Any], result_codes: list[str]
+    record: Mapping[str, Any], result_codes: list[str], in_place_conditions: Mapping[str, str]
 ) -> tuple[dict[str, Any], Provenance, dict[str, Any] | None]:
     name = record["name"]
-    where = f"{HEADER}:{record['line']}"
+    device_api = record.get("file") == DEVICE_HOST_HEADER
+    where = f"{DEVICE_HOST_HEADER if device_api else HEADER}:{record['line']}"
     curated = function_table()["functions"].get(name)
     if curated is None:
         raise ClassifyError(
@@ -338,12 +345,28 @@ def classify_record(
         notes.rule("/execution", "host-call")
     if category == "collective":
         collective_type = curated["type"]
-        semantics["collective"] = collective_semantics(collective_type, has_op)
-        notes.curated("/semantics/collective", cite(f"{MODEL}/collectives.yaml", collective_type))
-        api_group = "collective"
         two_buffers = name != "ncclBcast"
-        in_place = semantics["collective"]["in_place"] and two_buffers
-        semantics["collective"]["in_place"] = in_place
+        # The *Config forms move data as their plain forms and share their in-place rule.
+        documented_by = name.removesuffix("Config")
+        condition = in_place_conditions.get(documented_by)
+        in_place = condition is not None and two_buffers
+        semantics["collective"] = collective_semantics(collective_type, has_op, in_place)
+        notes.curated("/semantics/collective", cite(f"{MODEL}/collectives.yaml", collective_type))
+        if condition is not None:
+            notes.source(
+                "/semantics/collective/in_place",
+                f"{HEADER} comment above {documented_by}: in-place if {condition}",
+            )
+            dependencies.append(
+                context_dependency(
+                    "semantics.collective.in_place",
+                    True,
+                    [condition],
+                    f"{HEADER} documents the in-place form: the operation happens in place "
+                    f"when {condition} (offsets in elements of the datatype).",
+                )
+            )
+        api_group = "collective"
         aliasing = "in_place_only" if in_place else ("forbidden" if two_buffers else "allowed")
     elif category == "p2p":
         direction = curated["direction"]
@@ -391,8 +414,13 @@ def classify_record(
     parameters = []
     for index, declared in enumerate(record["parameters"]):
         facts = parameter_facts(name, category, declared, record)
+        documented = documented_directions(f"{MODEL}/directions.yaml")(name, declared["name"])
+        if documented is not None:
+            facts.direction = documented.direction
         parameters.append(declared_parameter(declared, facts))
         note_declared_parameter(notes, index, where, "nccl-parameter")
+        if documented is not None:
+            note_direction(notes, index, documented)
     if category in ("register",):
         aliasing = "allowed"
     if aliasing is None and any(p.kind == "BUFFER" for p in parameters):
@@ -407,13 +435,19 @@ def classify_record(
         notes.source("/return/possible_errors", f"{HEADER} enum ncclResult_t")
     elif return_type == "const char*":
         returned = c_return(return_type, kind="value", value_kind="STRING")
-    else:
+    elif return_type == "void":
         returned = c_return(return_type, kind="void")
+    else:
+        # The device API's team queries: a team (ncclTeam_t) or a rank in another team.
+        returned = c_return(
+            return_type, kind="value", value_kind="RANK" if "RankTo" in name else None
+        )
     notes.rule("/return/kind", "return-kind")
     entry = EntryBuilder(
         identity=Identity(MODEL, name, api_group=api_group, desc=curated["desc"]),
         bindings=c_bindings(
-            HEADER, render_signature(name, record["return_type"], record["parameters"])
+            DEVICE_INCLUDE if device_api else HEADER,
+            render_signature(name, record["return_type"], record["parameters"]),
         ),
         execution=section,
         semantics=semantics,
@@ -429,6 +463,7 @@ def classify_record(
         notes.source(
             "/identity/deprecated_in", f"{where} deprecated attribute (version not stated)"
         )
+    apply_versions(name, entry, notes, bool(record.get("deprecated_comment")))
     notes.source("/identity/name", where)
     notes.source("/bindings/c/signature", where)
     notes.source("/tool_integration/profiling_name", f"{where} p{name}")
@@ -441,6 +476,47 @@ def classify_record(
     return entry, notes, dict(assignment) if assignment is not None else None
 
 
+@cache
+def version_table() -> Mapping[str, Any]:
+    document: Mapping[str, Any] = load(f"{MODEL}/versions.yaml")
+    return document
+
+
+@cache
+def since_versions() -> Mapping[str, tuple[str, str]]:
+    """Function -> (identity.since, source note) from curated/nccl/versions.yaml."""
+    found: dict[str, tuple[str, str]] = {}
+    for version, item in version_table()["since"].items():
+        for function in item["functions"]:
+            if function in found:
+                raise ClassifyError(f"curated/nccl/versions.yaml lists {function} twice")
+            found[function] = (f"NCCL-{version}", item["source"])
+    return found
+
+
+def apply_versions(
+    name: str, entry: dict[str, Any], notes: Provenance, deprecated_comment: bool
+) -> None:
+    """identity.since and the deprecation of one function from curated/nccl/versions.yaml; a
+    header comment saying "(deprecated)" must have its curated deprecation."""
+    since = since_versions().get(name)
+    if since is not None:
+        entry["identity"]["since"] = since[0]
+        notes.curated("/identity/since", cite(f"{MODEL}/versions.yaml", f"{name} ({since[1]})"))
+    deprecation = version_table()["deprecated"].get(name)
+    if deprecated_comment and deprecation is None:
+        raise ClassifyError(
+            f"nccl:{name}: {HEADER} marks it (deprecated) but curated/nccl/versions.yaml has "
+            "no deprecation for it"
+        )
+    if deprecation is not None:
+        origin = cite(f"{MODEL}/versions.yaml", f"{name} ({deprecation['source']})")
+        entry["identity"]["deprecated_in"] = f"NCCL-{deprecation['deprecated_in']}"
+        entry["relationships"]["superseded_by"] = f"{MODEL}:{deprecation['superseded_by']}"
+        notes.curated("/identity/deprecated_in", origin)
+        notes.curated("/relationships/superseded_by", origin)
+
+
 def classify(extracted: dict[str, Any]) -> dict[str, Any]:
     """Turn the extracted nccl.h declarations into complete entries with provenance."""
     if extracted.get("model") != MODEL:
@@ -448,9 +524,14 @@ def classify(extracted: dict[str, Any]) -> dict[str, Any]:
     entries: dict[str, dict[str, Any]] = {}
     provenance: dict[str, dict[str, dict[str, str]]] = {}
     formal: dict[str, dict[str, Any]] = {}
+    conditions = {
+        record["name"]: record["in_place_condition"]
+        for record in extracted["records"]
+        if record.get("in_place_condition")
+    }
     for record in extracted["records"]:
         key = f"{MODEL}:{record['name']}"
-        entry, notes, assignment = classify_record(record, extracted["result_codes"])
+        entry, notes, assignment = classify_record(record, extracted["result_codes"], conditions)
         entries[key] = entry
         provenance[key] = notes.sorted_records()
         if assignment is not None:

@@ -32,12 +32,15 @@ from usis.entry_builder import (
     context_dependency,
     declared_parameter,
     default_direction,
+    documented_directions,
     empty_semantics,
     execution,
     is_pointer,
     memory,
     note_declared_parameter,
+    note_direction,
 )
+from usis.formal.shapes import ShapeError, curated_bindings
 
 MODEL = "nvshmem"
 PLACEHOLDER = "{T}"
@@ -95,6 +98,8 @@ COLLECTIVE_TYPES = {
     "fcollect": ("allgather", False, "all_to_all"),
     "alltoall": ("alltoall", False, "all_to_all"),
     "reduce": ("allreduce", False, "all_to_all"),
+    # nvshmemx_double2_maxloc_reduce_block: an allreduce whose operator (maxloc) is its name.
+    "maxloc_reduce": ("allreduce", False, "all_to_all"),
     "reducescatter": ("reduce_scatter", False, "all_to_all"),
 }
 BARRIERS = {"barrier", "barrier_all", "sync", "sync_all", "team_sync"}
@@ -430,7 +435,7 @@ def classify_operation(
         return "one_sided", run(True, False, "local", "c", "b-op"), semantics, "signal-fetch"
     if key in COLLECTIVE_TYPES:
         collective_type, root, shape = COLLECTIVE_TYPES[key]
-        reduction = operation.reduction is not None
+        reduction = operation.reduction is not None or key == "maxloc_reduce"
         semantics["collective"] = {
             "type": collective_type,
             "root_involved": root,
@@ -450,7 +455,8 @@ def classify_operation(
         semantics["memory"] = memory(
             local, None, local, fence="both" if completes else "none", symmetric_heap=True
         )
-        return "synchronization", run(True, True, "both", "c", "b-op"), semantics, "barrier-sync"
+        # A barrier is a collective call, as in OpenSHMEM and MPI.
+        return "collective", run(True, True, "both", "c", "b-op"), semantics, "barrier-sync"
     if key in ("quiet", "fence", "flush", "qp_quiet", "qp_fence"):
         fence = "remote" if key.endswith("fence") else "both"
         semantics["memory"] = memory(local, None, local, fence=fence, symmetric_heap=True)
@@ -474,6 +480,21 @@ def classify_operation(
         )
     if key in QUERIES:
         return "query", run(True, False, "local", None, None), semantics, "query"
+    if key in ("collective_launch", "collective_launch_attr"):
+        # Every PE launches its part of a cooperative kernel (NVSHMEM API, "Collective kernel
+        # launch": a collective call); the launch is enqueued on the stream and returns. No
+        # api_group fits a kernel launch, as for the CUDA runtime's launches.
+        section = execution(
+            blocking=False,
+            launch="cpu",
+            runs_on="gpu",
+            collective=True,
+            locality="both",
+            completion="stream_ordered",
+            procedure_class="nb-op",
+        )
+        section["thread_safety"] = "single"
+        return None, section, semantics, "collective-launch"
     collective = key in COLLECTIVE_MANAGEMENT
     return (
         "management",
@@ -608,24 +629,20 @@ def formal_assignment(
             continue
         if not set(rule["requires_parameters"]) <= set(parameter_names):
             continue
-        bindings = {}
-        for slot, value in rule["bindings"].items():
-            if isinstance(value, dict) and "count_ref" in value:
-                if operation.bytes_form:
-                    datatype = "type:byte"
-                elif bits is not None:
-                    datatype = f"type:bits{bits}"
-                else:
-                    datatype = "type:{T}" if typed else "type:byte"
-                value = {"count_ref": value["count_ref"], "datatype_ref": datatype}
-            elif value == "{atomic_operation}":
-                if atomic_operation is None:
-                    raise ClassifyError(
-                        f"curated/nvshmem/formal.yaml assignments[{index}] binds "
-                        f"{{atomic_operation}} for {operation.key!r}, which has no atomic operation"
-                    )
-                value = f"op:{atomic_operation}"
-            bindings[slot] = value
+        if operation.bytes_form:
+            datatype = "type:byte"
+        elif bits is not None:
+            datatype = f"type:bits{bits}"
+        else:
+            datatype = "type:{T}" if typed else "type:byte"
+        try:
+            bindings = curated_bindings(
+                rule["bindings"], datatype, atomic_operation, operation.reduction
+            )
+        except ShapeError as error:
+            raise ClassifyError(
+                f"curated/nvshmem/formal.yaml assignments[{index}] for {operation.key!r}: {error}"
+            ) from error
         return {"shape_ref": rule["shape_ref"], "bindings": bindings}, index
     return None
 
@@ -683,8 +700,13 @@ def build(
     device_side = operation.scope is not None or (device and not host)
     for index, declared in enumerate(declared_parameters):
         facts, parameter_rule = parameter_facts(operation, declared, device_side)
+        documented = documented_directions(f"{MODEL}/directions.yaml")(entry_name, declared["name"])
+        if documented is not None:
+            facts.direction = documented.direction
         parameters.append(declared_parameter(declared, facts))
         note_declared_parameter(notes, index, where, parameter_rule)
+        if documented is not None:
+            note_direction(notes, index, documented)
     count_name = next((p.name for p in parameters if p.kind == "COUNT"), None)
     for parameter in parameters:
         if parameter.length == COUNT_PLACEHOLDER:
@@ -739,8 +761,13 @@ def build(
             buffer_aliasing=aliasing, context_dependencies=dependencies
         ),
     ).build()
-    notes.source("/identity/name", where)
-    notes.source("/bindings/c/signature", where)
+    if primary.get("alias_of"):
+        alias = f"#define {entry_name} {primary['alias_of']}: a name programs call"
+        notes.source("/identity/name", f"{primary['file']} {alias}")
+        notes.source("/bindings/c/signature", f"{where} ({primary['alias_of']}), {alias}")
+    else:
+        notes.source("/identity/name", where)
+        notes.source("/bindings/c/signature", where)
     notes.source("/bindings/c/header", f"{header} (includes {primary['file']})")
     notes.rule("/tool_integration/buffer_aliasing", "nvshmem-aliasing")
     if template:
@@ -756,6 +783,10 @@ def build(
         bits,
         atomic["operation"] if atomic else None,
     )
+    since = since_of(entry_name)
+    if since is not None:
+        entry["identity"]["since"] = since[0]
+        notes.curated("/identity/since", cite(f"{MODEL}/versions.yaml", since[1]))
     formal = None
     if assignment is not None:
         formal = assignment[0]
@@ -777,6 +808,23 @@ def build(
             ]
         }
     return entry, notes, formal, family
+
+
+@cache
+def version_rules() -> tuple[tuple[re.Pattern[str], str, str], ...]:
+    document: Mapping[str, Any] = load(f"{MODEL}/versions.yaml")
+    return tuple(
+        (re.compile(rule["match"]), rule["since"], rule["source"]) for rule in document["rules"]
+    )
+
+
+def since_of(entry_name: str) -> tuple[str, str] | None:
+    """(identity.since, source note) of the first rule of curated/nvshmem/versions.yaml that
+    matches the entry name, or None where no release is pinned."""
+    for pattern, since, source in version_rules():
+        if pattern.search(entry_name):
+            return since, f"{entry_name} ({source})"
+    return None
 
 
 def sorted_types(members: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -13,7 +13,7 @@ from functools import cache
 from typing import Any
 
 from usis.cheader.declarations import render_signature
-from usis.curated import load
+from usis.curated import cite, load
 from usis.entry_builder import (
     ClassifyError,
     EntryBuilder,
@@ -36,10 +36,11 @@ HEADER = "omp.h"
 ROUTINES_FILE = "src/usis/curated/openmp/routines.yaml"
 # The implementation whose declaration is the entry's signature when both declare a routine:
 # gcc's, the compiler this project builds with.
-PREFERRED_IMPLEMENTATIONS = ("libgomp", "libomp")
+PREFERRED_IMPLEMENTATIONS = ("libgomp", "libomp", "libomp-21")
 IMPLEMENTATION_HEADERS = {
     "libgomp": "gcc 12 libgomp omp.h (Debian libgcc-12-dev)",
     "libomp": "LLVM 16 libomp omp.h (Debian libomp-16-dev)",
+    "libomp-21": "LLVM 21 libomp omp.h (PyPI cmeel-libomp 21.1.8)",
 }
 
 GROUP_API = {
@@ -62,6 +63,17 @@ GROUP_API = {
     # no api_group of the vocabulary fits (like mpi_pack-style local data movement).
     "device_copy": None,
     "device_copy_async": None,
+    # A fill writes a byte value over an address range: local data movement as a copy is.
+    "device_fill": None,
+    "device_fill_async": None,
+}
+COPY_GROUPS = {"device_copy", "device_copy_async", "device_fill", "device_fill_async"}
+ASYNC_GROUPS = {"device_copy_async", "device_fill_async"}
+# The address ranges each kind of data movement writes or reads, and the device number that says
+# whose memory each is.
+MOVED_RANGES = {
+    "device_copy": {"dst": "dst_device_num", "src": "src_device_num"},
+    "device_fill": {"ptr": "device_num"},
 }
 
 VALUE_KINDS = {
@@ -84,6 +96,11 @@ PARAMETER_KINDS = {
     "host_ptr": "BUFFER",
     "device_ptr": "BUFFER",
     "length": "SCALAR",
+    "val": "SCALAR",
+    "count": "SCALAR",
+    "ndevs": "COUNT",
+    "dev": "DEVICE",
+    "num_resources": "COUNT",
     "size": "SCALAR",
     "dst_offset": "SCALAR",
     "src_offset": "SCALAR",
@@ -130,6 +147,8 @@ ARRAY_LENGTHS = {
     "buffer": "size",
     "ids": "*",
     "place_nums": "*",
+    "devs": "ndevs",
+    "resources": "num_resources",
 }
 
 PARAMETER_ROLES = {
@@ -186,6 +205,13 @@ PARAMETER_ROLES = {
     "interop": "The interop object.",
     "property_id": "The property asked about.",
     "ret_code": "Receives the return code of the query.",
+    "val": "The byte value to write.",
+    "count": "The number of bytes to fill.",
+    "ndevs": "The number of devices listed.",
+    "devs": "The device numbers.",
+    "dev": "The device number.",
+    "num_resources": "The number of resources listed.",
+    "resources": "The resource numbers of the memory space to keep.",
 }
 
 
@@ -199,9 +225,9 @@ def memory_for(group: str) -> dict[str, Any] | None:
     if group in {"lock_acquire", "lock_release", "lock_test"}:
         # Lock routines imply a flush: release on unset, acquire on a successful set/test.
         return memory("after_return", None, "after_return", model="release_acquire")
-    if group == "device_copy":
+    if group in COPY_GROUPS - ASYNC_GROUPS:
         return memory("after_return", None, "after_return")
-    if group == "device_copy_async":
+    if group in ASYNC_GROUPS:
         return memory("after_wait", None, "after_wait")
     return None
 
@@ -252,6 +278,9 @@ def build_parameters(
             }
         ):
             direction = "out"
+        elif param_name == "ptr" and group in COPY_GROUPS:
+            # The range a fill writes.
+            direction = "out"
         elif param_name == "lock":
             direction = "inout"
         else:
@@ -261,13 +290,13 @@ def build_parameters(
         if param_name in ARRAY_LENGTHS and pointer:
             length = ARRAY_LENGTHS[param_name]
             array_type = "variable"
-        elif param_name in {"dst", "src"} and group in {"device_copy", "device_copy_async"}:
-            length = "*"
+        elif param_name in {"dst", "src", "ptr"} and group in COPY_GROUPS:
+            length = "count" if param_name == "ptr" else "*"
             array_type = "variable"
         memory_space = None
         if kind == "BUFFER":
             # Whether an address is host or device memory depends on the device number passed.
-            if param_name in {"dst", "src"}:
+            if param_name in {"dst", "src"} or (param_name == "ptr" and group in COPY_GROUPS):
                 memory_space = "either"
             elif param_name == "device_ptr":
                 memory_space = "device"
@@ -280,7 +309,7 @@ def build_parameters(
                 direction=direction,
                 desc=PARAMETER_ROLES.get(param_name),
                 binding_type=binding_type(c_type),
-                asynchronous=group == "device_copy_async" and kind == "BUFFER",
+                asynchronous=group in ASYNC_GROUPS and kind == "BUFFER",
                 constant=param["type"].startswith("const"),
                 pointer=True if pointer else None,
                 array_type=array_type,
@@ -367,10 +396,11 @@ def build_entry(record: dict[str, Any], notes: Provenance) -> dict[str, Any]:
         ],
     )
     on_device = bool(curated["device"])
-    asynchronous = group == "device_copy_async"
-    copies = group in {"device_copy", "device_copy_async"}
+    asynchronous = group in ASYNC_GROUPS
+    copies = group in COPY_GROUPS
     blocking = not asynchronous and group != "lock_test"
     declared_by = sorted(record["declared_by"])
+    missing = sorted(set(IMPLEMENTATION_HEADERS) - set(declared_by))
     dependencies = [
         context_dependency(
             "bindings.c",
@@ -388,21 +418,22 @@ def build_entry(record: dict[str, Any], notes: Provenance) -> dict[str, Any]:
             )
             + (
                 "; "
-                + ", ".join(sorted(set(IMPLEMENTATION_HEADERS) - set(declared_by)))
-                + " does not declare it."
-                if len(declared_by) < len(IMPLEMENTATION_HEADERS)
+                + " and ".join(missing)
+                + (" does not" if len(missing) == 1 else " do not")
+                + " declare it."
+                if missing
                 else "."
             ),
         )
     ]
     if copies:
-        for side in ("dst", "src"):
+        for side, device in MOVED_RANGES[group.removesuffix("_async")].items():
             dependencies.append(
                 context_dependency(
                     f"param:{side}.memory_space",
                     "either",
-                    [f"{side}_device_num"],
-                    f"{side} is host memory when {side}_device_num is "
+                    [device],
+                    f"{side} is host memory when {device} is "
                     "omp_get_initial_device() and that device's memory otherwise.",
                 )
             )
@@ -540,9 +571,10 @@ def classify(extracted: dict[str, Any]) -> dict[str, Any]:
         key = f"{MODEL}:{record['name']}"
         notes = Provenance("classify/openmp.py")
         entries[key] = build_entry(record, notes)
-        provenance[key] = notes.sorted_records()
         if record["name"] in formal_assignments():
             formal[key] = formal_assignments()[record["name"]]
+            notes.curated("/semantics/formal", cite("openmp/formal.yaml", record["name"]))
+        provenance[key] = notes.sorted_records()
     for key, entry in entries.items():
         blocking_form = entry["relationships"]["variants"]["blocking"]
         if blocking_form is not None:

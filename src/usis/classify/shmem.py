@@ -34,7 +34,7 @@ from usis.entry_builder import (
     execution,
     returns,
 )
-from usis.formal.shapes import shape_ids
+from usis.formal.shapes import curated_bindings, shape_ids
 
 MODEL = "shmem"
 HEADER = "shmem.h"
@@ -82,14 +82,11 @@ TYPE_TOKEN = "USIS_TYPE_PARAMETER"
 COMPAT_OPERATIONS = {
     "start_pes": "init",
     "_my_pe": "my_pe",
-    "my_pe": "my_pe",
     "_num_pes": "n_pes",
-    "num_pes": "n_pes",
     "shmalloc": "malloc",
     "shmemalign": "align",
     "shrealloc": "realloc",
     "shfree": "free",
-    "globalexit": "global_exit",
 }
 SIZED = re.compile(
     r"^(?P<op>put|get|iput|iget|broadcast|collect|fcollect|alltoalls|alltoall)"
@@ -324,7 +321,10 @@ def specification_routines(header_families: Mapping[str, list[str]]) -> list[Rou
 
 
 def all_routines(records: list[dict[str, Any]]) -> list[Routine]:
-    header = group_families(records)
+    """The header's routines that OpenSHMEM defines (curated/shmem/extensions.yaml names the
+    implementation's own extensions, left out) plus the 1.5 routines the header lacks."""
+    excluded = load(f"{MODEL}/extensions.yaml")["excluded"]
+    header = [routine for routine in group_families(records) if routine.name not in excluded]
     families = {r.name: r.types for r in header if r.types}
     additions = specification_routines({k: v for k, v in families.items() if v})
     names = {r.name for r in header}
@@ -840,7 +840,8 @@ def version_of(
             "deprecated_in": None,
             "superseded_by": None,
             "from": dict.fromkeys(("since", "deprecated_in", "superseded_by"), routine.where),
-            "standard_refs": [f"{SPEC_1_5} {routine.where.rsplit(', ', 1)[-1]}"],
+            # The section the curated source names, whole (a table caption has commas too).
+            "standard_refs": [f"{SPEC_1_5} {routine.where.removeprefix('OpenSHMEM 1.5, ')}"],
             "refs_from": routine.where,
         }
     for pattern, rule, index in version_rules():
@@ -987,19 +988,12 @@ def formal_assignment(
             if routine.types
             else ("type:byte" if operation.size in (None, "mem") else f"type:bits{operation.size}")
         )
-        bindings: dict[str, Any] = {}
-        for slot, value in rule["bindings"].items():
-            if isinstance(value, dict):
-                bindings[slot] = {
-                    "count_ref": value["count_ref"],
-                    "datatype_ref": datatype,
-                }
-            elif value == "{atomic_operation}":
-                bindings[slot] = f"op:{atomic['operation']}" if atomic else "op:replace"
-            elif value == "{reduction}":
-                bindings[slot] = f"op:{operation.reduction}"
-            else:
-                bindings[slot] = value.replace("{datatype}", datatype)
+        bindings = curated_bindings(
+            rule["bindings"],
+            datatype,
+            atomic_operation=atomic["operation"] if atomic else "replace",
+            reduction=operation.reduction,
+        )
         return {"shape_ref": rule["shape_ref"], "bindings": bindings}, (
             f"{curated_path('formal.yaml')} assignments[{index}]"
         )

@@ -34,18 +34,33 @@ CUDA_MARKERS = frozenset(
         "CUDART_DEVICE",
     }
 )
+# The wrappers the header puts around a #define'd name; without CUDA_API_PER_THREAD_DEFAULT_STREAM
+# they leave the name as it is.
+CUDA_API_WRAPPERS = ("__CUDART_API_PTSZ", "__CUDART_API_PTDS")
 # A C compiler (not nvcc, not C++), with the header's own API version.
 CUDA_DEFINES = {"__GNUC__": "12"}
 
 
 @dataclass(frozen=True)
 class DocFacts:
-    """What a function's doc comment states in machine-readable form: the codes after `\\return`
-    and the `\\note_*` markers (`note_sync`, `note_async`, `note_null_stream`, ...)."""
+    """What a function's doc comment states in machine-readable form: the codes after `\\return`,
+    the `\\note_*` markers (`note_sync`, `note_async`, `note_null_stream`, ...), each `\\param`
+    text (read by classify for a pointer's direction, not shipped), the CUDA version a
+    `\\deprecated` line names and the replacement function a deprecated one's text names."""
 
     returns: tuple[str, ...]
     notes: tuple[str, ...]
     line: int
+    params: tuple[tuple[str, str], ...] = ()
+    deprecated_as_of: str | None = None
+    replacement: str | None = None
+
+
+def doc_text(text: str) -> str:
+    """A doc comment's prose on one line: the `*` margins and `\\p`/`::` markup dropped."""
+    text = re.sub(r"^\s*\*", " ", text, flags=re.M)
+    text = re.sub(r"\\p\s+", "", text).replace("::", "")
+    return " ".join(text.split())
 
 
 def doc_blocks(text: str) -> list[tuple[int, DocFacts]]:
@@ -59,7 +74,27 @@ def doc_blocks(text: str) -> list[tuple[int, DocFacts]]:
         if section:
             returns = re.findall(r"::(\w+)", section.group(1))
         notes = sorted(set(re.findall(r"\\(note_\w+)", body)))
-        blocks.append((end_line, DocFacts(tuple(dict.fromkeys(returns)), tuple(notes), end_line)))
+        params = tuple(
+            (name, doc_text(described))
+            for name, described in re.findall(
+                r"\\param\s+(\w+)\s*-?(.*?)(?=\\[a-z]|\n\s*\*\s*\n|\Z)", body, flags=re.S
+            )
+        )
+        as_of = re.search(r"deprecated as of CUDA (\d+\.\d+)", body)
+        replacement = re.search(r"non-deprecated function ::(cuda\w+)", body)
+        blocks.append(
+            (
+                end_line,
+                DocFacts(
+                    tuple(dict.fromkeys(returns)),
+                    tuple(notes),
+                    end_line,
+                    params=params,
+                    deprecated_as_of=as_of.group(1) if as_of else None,
+                    replacement=replacement.group(1) if replacement else None,
+                ),
+            )
+        )
     return blocks
 
 
@@ -107,12 +142,19 @@ def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
         record["doc_returns"] = list(facts.returns) if facts else []
         record["doc_notes"] = list(facts.notes) if facts else []
         record["doc_line"] = facts.line if facts else None
+        record["doc_params"] = dict(facts.params) if facts else {}
+        record["doc_deprecated_as_of"] = facts.deprecated_as_of if facts else None
+        record["doc_replacement"] = facts.replacement if facts else None
         if prototype.name in records:
             raise HeaderParseError(
                 f"{CUDA_HEADER}:{prototype.line}: {prototype.name} declared twice "
                 f"(first at line {records[prototype.name]['line']})"
             )
         records[prototype.name] = record
+    for alias, target in preprocessor.table.function_aliases(records, CUDA_API_WRAPPERS).items():
+        # The name a program calls (`cudaGetDeviceProperties`) for a versioned entry point the
+        # header #defines it to: the same function under the name the code spells.
+        records[alias] = {**records[target], "name": alias, "alias_of": target}
     return {
         "model": "cuda",
         "sources": pins(SOURCES),

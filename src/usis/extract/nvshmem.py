@@ -128,6 +128,9 @@ def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
     include = find_include_dir(root, NVSHMEM_INCLUDE_DIR, ENTRY_HEADERS[0])
     occurrences: dict[str, list[dict[str, Any]]] = {}
     tables: dict[str, list[tuple[str, str]]] = {}
+    # Names a header #defines to a declared routine (`#define nvshmem_sync nvshmem_team_sync`):
+    # the routine again under the name a program may call.
+    aliases: dict[str, str] = {}
     version = ""
     for pass_name, defines in (("host", HOST_PASS_DEFINES), ("device", DEVICE_PASS_DEFINES)):
         seen_in_pass: set[tuple[str, str, int]] = set()
@@ -147,6 +150,8 @@ def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
                 {"pass": pass_name, **prototype.as_dict()}
             )
         tables.update(type_tables(preprocessor))
+        for alias, target in preprocessor.table.function_aliases(occurrences).items():
+            aliases.setdefault(alias, target)
         macros = preprocessor.table.macros
         if "NVSHMEM_VENDOR_MAJOR_VERSION" in macros:
             version = ".".join(
@@ -157,6 +162,8 @@ def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
     for pairs in tables.values():
         for type_name, c_type in pairs:
             type_names.setdefault(type_name, c_type)
+    for alias, target in aliases.items():
+        occurrences.setdefault(alias, occurrences[target])
     records = []
     for name, found in sorted(occurrences.items()):
         host_visible = any(o["pass"] == "host" and host_callable(o["markers"]) for o in found)
@@ -197,6 +204,7 @@ def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
         record["family"] = family[0] if family else None
         record["family_type"] = family[1] if family else None
         record["family_c_type"] = type_names.get(family[1]) if family else None
+        record["name"], record["alias_of"] = name, aliases.get(name)
         records.append(record)
     return {
         "model": "nvshmem",

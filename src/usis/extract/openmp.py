@@ -1,4 +1,5 @@
-"""Extract the OpenMP runtime routines from gcc's libgomp omp.h and LLVM's libomp omp.h.
+"""Extract the OpenMP runtime routines from gcc's libgomp omp.h and LLVM's libomp omp.h (LLVM 16
+from Debian, LLVM 21 from the cmeel-libomp wheel for the OpenMP 6.0 routines).
 
 One record per routine of the union, holding each implementation's own declaration (return
 type, parameter types and names, line) so that classify can say which implementation declares it.
@@ -16,13 +17,14 @@ from usis.cheader.tokens import HeaderParseError
 from usis.sources.fetch import sha256_file
 from usis.sources.manifest import pins
 
-SOURCES: tuple[str, ...] = ("libgcc-12-dev", "libomp-16-dev")
+SOURCES: tuple[str, ...] = ("libgcc-12-dev", "libomp-16-dev", "cmeel-libomp")
 
-# Where each Debian package puts omp.h, relative to the unpacked package root, and the name the
-# corpus uses for the implementation.
+# Where each package puts omp.h, relative to the unpacked package root, and the name the corpus
+# uses for the implementation.
 HEADER_PATHS: dict[str, tuple[str, str]] = {
     "libgcc-12-dev": ("libgomp", "usr/lib/gcc/x86_64-linux-gnu/12/include/omp.h"),
     "libomp-16-dev": ("libomp", "usr/lib/llvm-16/lib/clang/16/include/omp.h"),
+    "cmeel-libomp": ("libomp-21", "cmeel.prefix/include/omp.h"),
 }
 
 # Decoration that changes nothing in the C signature: storage class, calling convention,
@@ -52,8 +54,8 @@ def header_path(root: Path, source: str) -> Path:
         if candidate.is_file():
             return candidate
     raise FileNotFoundError(
-        f"{source}: omp.h not found at {root / relative}; expected the unpacked Debian package "
-        "or the header file itself"
+        f"{source}: omp.h not found at {root / relative}; expected the unpacked package or the "
+        "header file itself"
     )
 
 

@@ -4,6 +4,12 @@ A selector says which participant instances play a role (`rank == param:root`), 
 where a participant's slice starts (`rank * extent_size(param:count, param:datatype)`), a match key
 names a parameter that must agree across paired call instances (`param:tag`). Parsing returns a
 small tree; `parameter_names` lists the parameters an expression refers to.
+
+`rank` is the rank of the instance an expression is evaluated for. In a pairwise exchange
+(alltoall) that instance is the other side of the pair: the read offset of the outgoing slice is
+evaluated for the instance the slice goes to, and a gathered source's placement offset for the
+instance it came from, so `rank * extent_size(param:count, param:datatype)` is block j of the
+sender's buffer for receiver j and block i of the receiver's buffer for sender i.
 """
 
 from __future__ import annotations
@@ -20,6 +26,13 @@ FUNCTIONS: dict[str, tuple[int, str]] = {
     # length is the communicator's size): what reduce_scatter's recvcounts need.
     "prefix_sum": (2, "int"),
     "total": (1, "int"),
+    # neighbor_index(param:comm, r): r's position in the caller's neighbour list of the
+    # communicator's attached topology (sources for what it receives, destinations for what it
+    # sends): neighbourhood collectives place blocks by it, not by rank.
+    "neighbor_index": (2, "int"),
+    # disp_unit(param:win): the displacement unit the target gave its window, in bytes; an RMA
+    # target offset is target_disp * disp_unit(param:win).
+    "disp_unit": (1, "int"),
 }
 
 # Aggregation scopes for data_flow inputs[].scope and gathered sources: closed and documented.
@@ -318,6 +331,21 @@ def parameter_names(tree: Expr) -> set[str]:
         return parameter_names(tree.operand)
     if isinstance(tree, Binary):
         return parameter_names(tree.left) | parameter_names(tree.right)
+    return set()
+
+
+def indexed_parameters(tree: Expr) -> set[str]:
+    """The parameters an expression indexes (`param:recvcounts[rank]` indexes recvcounts)."""
+    if isinstance(tree, Param):
+        if tree.index is None:
+            return set()
+        return {tree.name} | indexed_parameters(tree.index)
+    if isinstance(tree, Call):
+        return set().union(*(indexed_parameters(argument) for argument in tree.arguments))
+    if isinstance(tree, Unary):
+        return indexed_parameters(tree.operand)
+    if isinstance(tree, Binary):
+        return indexed_parameters(tree.left) | indexed_parameters(tree.right)
     return set()
 
 

@@ -170,3 +170,27 @@ def shape_ids() -> frozenset[str]:
     """The ids of the shipped catalog's shapes, read without checking the shapes (what a classifier
     asks before it assigns a shape that the assign stage will then check)."""
     return frozenset(str(shape["id"]) for shape in load("shapes.json")["shapes"])
+
+
+def curated_bindings(
+    bindings: Mapping[str, Any],
+    datatype: str,
+    atomic_operation: str | None = None,
+    reduction: str | None = None,
+) -> dict[str, Any]:
+    """The slot bindings of a curated assignment rule made concrete for one routine (the OpenSHMEM
+    and NVSHMEM formal.yaml files): `{count_ref: X}` becomes an extent of `datatype`,
+    `{atomic_operation}` and `{reduction}` the operator as `op:NAME`, and `{datatype}` inside a
+    string the datatype reference. A placeholder with no value for this routine is a ShapeError."""
+    concrete: dict[str, Any] = {}
+    for slot, value in bindings.items():
+        if isinstance(value, Mapping):
+            concrete[slot] = {"count_ref": value["count_ref"], "datatype_ref": datatype}
+        elif value in ("{atomic_operation}", "{reduction}"):
+            operator = atomic_operation if value == "{atomic_operation}" else reduction
+            if operator is None:
+                raise ShapeError(f"slot {slot!r} binds {value} for a routine that has none")
+            concrete[slot] = f"op:{operator}"
+        else:
+            concrete[slot] = value.replace("{datatype}", datatype)
+    return concrete

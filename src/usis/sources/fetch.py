@@ -8,6 +8,7 @@ the archive's own folder structure. A shipped corpus never needs any of this.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -113,12 +114,18 @@ def wanted(member: str, patterns: Iterable[str] | None) -> bool:
     return any(member == p or (p.endswith("/") and member.startswith(p)) for p in patterns)
 
 
+def unpack_stamp(source: Source) -> str:
+    """What `.complete` holds once a source is unpacked: the archive's sha256 and the members
+    unpacked, so that a pin that names more members unpacks again."""
+    return f"{source.sha256}\n{json.dumps(source.unpack)}\n"
+
+
 def unpack(source: Source, archive: Path, root: Path | None = None) -> Path:
     """Unpack the members `source.unpack` names (everything when null) into the cache; returns
     the folder that mirrors the archive's structure."""
     target = unpacked_dir(source, root)
     marker = target / ".complete"
-    if marker.is_file() and marker.read_text() == source.sha256:
+    if marker.is_file() and marker.read_text() == unpack_stamp(source):
         return target
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
@@ -142,7 +149,7 @@ def unpack(source: Source, archive: Path, root: Path | None = None) -> Path:
                     shutil.copyfile(path, destination)
     else:
         raise FetchError(f"{archive.name}: unknown archive type; expected .whl, .zip or .deb")
-    marker.write_text(source.sha256)
+    marker.write_text(unpack_stamp(source))
     return target
 
 
@@ -170,6 +177,6 @@ def available_path(source: Source, root: Path | None = None) -> Path | None:
     installed package whose pinned member matches; None when neither is there."""
     target = unpacked_dir(source, root)
     marker = target / ".complete"
-    if marker.is_file() and marker.read_text() == source.sha256:
+    if marker.is_file() and marker.read_text() == unpack_stamp(source):
         return target
     return installed_file(source)

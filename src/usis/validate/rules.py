@@ -15,6 +15,7 @@ from typing import Any
 from usis.formal.grammar import (
     SCOPES,
     GrammarError,
+    indexed_parameters,
     parameter_names,
     parse_match_key,
     parse_offset,
@@ -925,3 +926,157 @@ def invariants_parse(key: str, entry: Mapping[str, Any], known: frozenset[str]) 
             continue
         if missing:
             yield where, f"{invariant!r} refers to {sorted(missing)}, not parameters of this entry"
+
+
+def collective_traits(entry: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    return (
+        entry["identity"]["api_group"],
+        entry["execution"]["locality"],
+        entry["execution"]["collective"],
+    )
+
+
+def equivalence_class(key: str, entry: Mapping[str, Any]) -> str | None:
+    """What makes calls of different models equivalent: the same collective type, or an
+    OpenSHMEM routine and its NVSHMEM twin (`shmem:shmem_barrier_all`, `nvshmem:nvshmem_barrier_all`)."""
+    collective = section(entry, "semantics", "collective")
+    if isinstance(collective, Mapping) and isinstance(collective.get("type"), str):
+        return f"collective {collective['type']}"
+    if key.startswith("shmem:shmem_"):
+        return f"OpenSHMEM routine {key.removeprefix('shmem:')}"
+    if key.startswith("nvshmem:nvshmem_"):
+        return f"OpenSHMEM routine {key.removeprefix('nvshmem:nv')}"
+    return None
+
+
+@rule(
+    "USIS-C041",
+    "Equivalent calls across models (the same `semantics.collective.type`, or an OpenSHMEM routine "
+    "and its NVSHMEM twin) agree on identity.api_group, execution.locality and "
+    "execution.collective.",
+    per_entry=False,
+)
+def equivalents_agree(entries: Entries, known: frozenset[str]) -> Iterator[Problem]:
+    # The first entry (in key order) of an equivalence class sets the reference traits.
+    reference: dict[str, tuple[str, tuple[Any, Any, Any]]] = {}
+    for key in sorted(entries):
+        entry = entries[key]
+        try:
+            equivalence = equivalence_class(key, entry)
+            traits = collective_traits(entry)
+        except (KeyError, TypeError):
+            continue
+        if equivalence is None:
+            continue
+        first = reference.setdefault(equivalence, (key, traits))
+        if first[0].split(":")[0] == key.split(":")[0] or first[1] == traits:
+            continue
+        fields = ("identity.api_group", "execution.locality", "execution.collective")
+        for field_name, mine, theirs in zip(fields, traits, first[1], strict=True):
+            if mine != theirs:
+                yield (
+                    key,
+                    field_name,
+                    f"{mine!r}, but the equivalent {first[0]} ({equivalence}) has {theirs!r}",
+                )
+
+
+@rule(
+    "USIS-C042",
+    "`semantics.collective.in_place` follows the documented condition: it is true only for a call "
+    "with two BUFFER parameters, and an entry that records an in-place condition (a "
+    "context_dependencies item on `semantics.collective.in_place`) has it true.",
+)
+def in_place_follows_condition(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    collective = entry["semantics"]["collective"]
+    buffers = [p for p in entry["parameters"] if p["kind"] == "BUFFER"]
+    stated = any(
+        dependency["field"] == "semantics.collective.in_place"
+        for dependency in entry["tool_integration"]["context_dependencies"]
+    )
+    in_place = collective is not None and collective["in_place"]
+    if in_place and len(buffers) < 2:
+        yield "semantics.collective.in_place", "true for a call with fewer than two buffers"
+    if stated and not in_place:
+        yield (
+            "semantics.collective.in_place",
+            "false although the entry records its documented in-place condition",
+        )
+
+
+@rule(
+    "USIS-C043",
+    "A parameter's `constraints.paired_with` names a parameter of the entry.",
+)
+def paired_with_exists(key: str, entry: Mapping[str, Any], known: frozenset[str]) -> Iterator[Any]:
+    names = {parameter["name"] for parameter in entry["parameters"]}
+    for index, parameter in enumerate(entry["parameters"]):
+        paired = parameter["constraints"]["paired_with"]
+        if paired is not None and paired not in names:
+            yield f"parameters[{index}].constraints.paired_with", f"{paired!r} is not a parameter"
+
+
+@rule(
+    "USIS-C044",
+    "Every X with an XAsync entry of the same model is its blocking variant: X's "
+    "variants.nonblocking is XAsync and XAsync's variants.blocking is X.",
+    per_entry=False,
+)
+def async_pairs_linked(entries: Entries, known: frozenset[str]) -> Iterator[Problem]:
+    for key in sorted(entries):
+        if not key.endswith("Async") or key.removesuffix("Async") not in entries:
+            continue
+        plain = key.removesuffix("Async")
+        asynchronous, synchronous = entries[key], entries[plain]
+        try:
+            if synchronous["relationships"]["variants"]["nonblocking"] != key:
+                yield plain, "relationships.variants.nonblocking", f"should be {key!r}"
+            if asynchronous["relationships"]["variants"]["blocking"] != plain:
+                yield key, "relationships.variants.blocking", f"should be {plain!r}"
+        except (KeyError, TypeError):
+            continue
+
+
+PENDING_COMPLETIONS = ("ic", "stream_ordered")
+
+
+@rule(
+    "USIS-C045",
+    "`nb-op` only where work is left pending: an entry whose procedure_class is nb-op has "
+    "`execution.completion` ic (a request) or stream_ordered.",
+)
+def nonblocking_leaves_work(
+    key: str, entry: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    execution = entry["execution"]
+    if execution["procedure_class"] == "nb-op" and execution["completion"] not in (
+        PENDING_COMPLETIONS
+    ):
+        yield (
+            "execution.procedure_class",
+            f"nb-op, but completion is {execution['completion']!r}: nothing is left pending",
+        )
+
+
+@formal_rule(
+    "USIS-C046",
+    "A formal block's offsets and extents use only parameters the entry has, and index only "
+    "its array parameters (those with a `length`).",
+)
+def formal_offsets_fit_parameters(
+    key: str, entry: Mapping[str, Any], formal: Mapping[str, Any], known: frozenset[str]
+) -> Iterator[Any]:
+    arrays = {p["name"] for p in entry["parameters"] if p["length"] is not None}
+    names = {p["name"] for p in entry["parameters"]}
+    for path, text, parser in formal_expressions(formal):
+        if parser is not parse_offset:
+            continue
+        try:
+            tree = parser(text)
+        except GrammarError:
+            continue
+        scalars = sorted((indexed_parameters(tree) & names) - arrays)
+        if scalars:
+            yield path, f"{text!r} indexes {scalars}, which are not array parameters"
