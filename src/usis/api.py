@@ -236,3 +236,18 @@ def load(model: str | None = None) -> Corpus:
             )
         return Corpus({model: read_shipped(f"final-{model}-api.json")})
     return Corpus({m: read_shipped(f"final-{m}-api.json") for m in shipped_models()})
+
+
+def leaves(value: Any, path: str = "") -> dict[str, Any]:
+    """Every leaf of an entry (or any JSON value) by its path (`a.b[2].c`): what a diff compares."""
+    if isinstance(value, Mapping) and value:
+        out: dict[str, Any] = {}
+        for name in value:
+            out.update(leaves(value[name], f"{path}.{name}" if path else str(name)))
+        return out
+    if isinstance(value, list) and value:
+        out = {}
+        for index, item in enumerate(value):
+            out.update(leaves(item, f"{path}[{index}]"))
+        return out
+    return {path: value}

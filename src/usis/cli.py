@@ -1,4 +1,5 @@
-"""The `usis` command: show, find, validate, diff, stats, build and fetch over the USIS corpora."""
+"""The `usis` command: show, find, validate, diff, stats, build and fetch over the USIS corpora,
+and site / serve for the explorer."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from usis.api import MODELS, Corpus, load
+from usis.api import MODELS, Corpus, leaves, load
 
 STAGE_NAMES = ("extract", "classify", "assign", "assemble", "validate", "provenance", "split")
 
@@ -193,20 +194,6 @@ def command_validate(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def leaves(value: Any, path: str = "") -> dict[str, Any]:
-    if isinstance(value, Mapping) and value:
-        out: dict[str, Any] = {}
-        for name in value:
-            out.update(leaves(value[name], f"{path}.{name}" if path else str(name)))
-        return out
-    if isinstance(value, list) and value:
-        out = {}
-        for index, item in enumerate(value):
-            out.update(leaves(item, f"{path}[{index}]"))
-        return out
-    return {path: value}
-
-
 def diff_entries(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """Lines: `+ key`, `- key`, and `~ key: path: old -> new` per changed field."""
     lines = [f"- {key}" for key in sorted(set(old) - set(new))]
@@ -343,6 +330,50 @@ def command_fetch(arguments: argparse.Namespace) -> int:
     return status
 
 
+def command_site(arguments: argparse.Namespace) -> int:
+    from usis.site import SiteError, old_corpus, write_site
+
+    try:
+        diff = old_corpus(arguments.diff) if arguments.diff else None
+    except SiteError as error:
+        print(f"usis site: {error}", file=sys.stderr)
+        return 2
+    out = Path(arguments.out_dir)
+    summary = write_site(out, diff=diff)
+    print(
+        f"{out / 'index.html'}: {summary.entries} entries in {summary.chunks} data files, "
+        f"{summary.bytes / 1e6:.1f} MB",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def command_serve(arguments: argparse.Namespace) -> int:
+    import tempfile
+
+    from usis.site import serve, write_site
+
+    if arguments.dir:
+        directory = Path(arguments.dir)
+        if not (directory / "index.html").is_file():
+            print(
+                f"usis serve: {directory}: no index.html (write one with usis site)",
+                file=sys.stderr,
+            )
+            return 2
+    else:
+        directory = Path(tempfile.mkdtemp(prefix="usis-site-"))
+        write_site(directory)
+    try:
+        serve(directory, arguments.port)
+    except OSError as error:
+        print(f"usis serve: 127.0.0.1:{arguments.port}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="usis", description=__doc__)
     commands = top.add_subparsers(dest="command", required=True)
@@ -382,6 +413,19 @@ def parser() -> argparse.ArgumentParser:
         "--out", help="write every stage's checkpoint (and, for a full build, the files) here"
     )
     build.set_defaults(run=command_build)
+
+    site = commands.add_parser("site", help="write the explorer, a static site, to OUT_DIR")
+    site.add_argument("out_dir")
+    site.add_argument(
+        "--diff", metavar="OLD_DIR_OR_RELEASE",
+        help="also show what changed since a directory of corpus files or a git revision",
+    )  # fmt: skip
+    site.set_defaults(run=command_site)
+
+    serve = commands.add_parser("serve", help="serve the explorer on 127.0.0.1")
+    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--dir", help="a site written by usis site (default: write one now)")
+    serve.set_defaults(run=command_serve)
 
     fetch = commands.add_parser("fetch", help="download and cache the pinned sources")
     fetch.add_argument("--model", action="append", choices=MODELS, help="repeatable; default all")

@@ -25,7 +25,7 @@ STAGE_HOMES = {
     "split": "usis.split",
 }
 # What runs or serves the stages, and may therefore import any of them.
-ORCHESTRATORS = {"usis", "usis.build", "usis.cli", "usis.api"}
+ORCHESTRATORS = {"usis", "usis.build", "usis.cli", "usis.api", "usis.site"}
 
 
 def module_name(path: Path) -> str:
