@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -19,6 +20,12 @@ SPEC_TEXT = re.compile(
     r"^\s*(?:(?P<prefix>(?:[a-z]+:)*))(?P<dtype>[a-z0-9_]+)\s*"
     r"(?:\[(?P<extents>[^\]]*)\])?\s*(?::\s*(?P<intent>[a-z]+))?\s*$"
 )
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_extents(extents: tuple[str, ...]) -> tuple[expressions.Expr, ...]:
+    """The extents' expressions, parsed once per distinct tuple (a conversion reads them per call)."""
+    return tuple(expressions.parse(extent, bitwise=False) for extent in extents)
 
 
 class ArraySpec(BaseModel):
@@ -85,7 +92,7 @@ class ArraySpec(BaseModel):
 
     @property
     def extent_exprs(self) -> tuple[expressions.Expr, ...]:
-        return tuple(expressions.parse(extent, bitwise=False) for extent in self.extents)
+        return _parsed_extents(tuple(self.extents))
 
     @property
     def ndim(self) -> int:

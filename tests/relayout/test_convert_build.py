@@ -184,3 +184,27 @@ def test_the_sanitized_build_catches_a_planted_overrun(tmp_path: Path) -> None:
     result = run_sanitized(PLANTED_BUG, tmp_path, ASAN_OPTIONS="detect_leaks=0")
     assert "NOT-CAUGHT" not in result.stdout
     assert "AddressSanitizer" in result.stderr and "heap-buffer-overflow" in result.stderr
+
+
+def test_a_program_builds_into_the_cache_it_is_given_without_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from relayout import Requests
+
+    elsewhere = tmp_path / "environment-cache"
+    monkeypatch.setenv("RELAYOUT_CACHE_DIR", str(elsewhere))
+    given = tmp_path / "given"
+    before = dict(os.environ)
+    request = Requests.validate(
+        {"operations": [{"action": "permute", "array": "A", "order": ["i1", "i0"]}]}
+    )
+    program = request.compile(
+        {"A": "fp64[M,N]"}, target="host", cache_dir=given, sizes={"M": 4, "N": 6}
+    )
+    assert dict(os.environ) == before
+    assert list(given.rglob("*.so")) and not elsewhere.exists()
+    # Lowered again at other sizes, it builds (or finds) its library in the same cache.
+    import numpy as np
+
+    converted = program.convert_in({"A": np.arange(15.0).reshape(3, 5)}, {"M": 3, "N": 5})
+    assert converted["A"].shape == (5, 3) and not elsewhere.exists()

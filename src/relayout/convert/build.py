@@ -46,6 +46,8 @@ class Toolchain:
     flags: tuple[str, ...] = DEFAULT_FLAGS
     native: bool = True
     extra: tuple[str, ...] = field(default=())
+    # Where its libraries are cached (None: cache_directory()); not part of a library's key.
+    cache_dir: Path | None = None
 
     @classmethod
     def from_environment(
@@ -54,6 +56,7 @@ class Toolchain:
         cflags: str | list[str] | tuple[str, ...] | None = None,
         native: bool | None = None,
         extra: tuple[str, ...] = (),
+        cache_dir: Path | None = None,
     ) -> Toolchain:
         """Arguments first, then RELAYOUT_CC / RELAYOUT_CFLAGS / RELAYOUT_NATIVE=0, then defaults."""
         chosen_cc = cc or os.environ.get("RELAYOUT_CC") or "gcc"
@@ -66,7 +69,7 @@ class Toolchain:
         )
         if native is None:
             native = os.environ.get("RELAYOUT_NATIVE", "1") != "0"
-        return cls(chosen_cc, flags, native, tuple(extra))
+        return cls(chosen_cc, flags, native, tuple(extra), cache_dir)
 
     def command(self, source: Path, output: Path, *, with_native: bool) -> list[str]:
         native = [NATIVE_FLAG] if with_native and NATIVE_FLAG not in self.flags else []
@@ -114,7 +117,7 @@ def build_library(source: str, toolchain: Toolchain | None = None) -> Path:
     """The shared library compiled from `source`, built now only if the cache lacks it."""
     toolchain = toolchain or Toolchain.from_environment()
     key = library_key(source, toolchain)
-    final = cache_directory() / key[:2] / f"{key}.so"
+    final = (toolchain.cache_dir or cache_directory()) / key[:2] / f"{key}.so"
     if final.exists():
         return final
     with _build_lock:

@@ -1,12 +1,12 @@
 """Plain cast kernels: a whole contiguous array narrowed or widened in one OpenMP loop per type pair.
 
-These are the fast paths of a cast with no layout change (and the benchmark's copy bound): every
-loop vectorises (the routines of ccode.py are branch-free integer code). fp16 takes the same
-round-to-odd route as bf16 and fp8 rather than F16C's vcvtps2ph: GCC 12 at -O3 folds the round-to-odd
-step away when its result feeds that intrinsic (a double rounding the tests caught), and the
-vectorised integer route already runs at the copy bound. Loops are scheduled dynamically in chunks
-of 32768 elements (the copy in 256 KiB pieces): on a shared machine a thread that loses its core
-hands its chunks to the others instead of holding up the whole loop.
+These are the fast paths of a cast with no layout change (and the benchmark's copy bound). The
+narrowing to fp16, bf16 and fp8 runs simd.py's AVX2 lanes where the build targets AVX2 (GCC's own
+vectorisation of ccode.py's routines is compute bound there, at half the lanes' rate or less) and
+ccode.py's branch-free scalar routines elsewhere; fp64 to fp32 and the widenings vectorise as plain
+C. Loops are scheduled dynamically in chunks of 32768 elements (the copy in 256 KiB pieces): on a
+shared machine a thread that loses its core hands its chunks to the others instead of holding up
+the whole loop.
 """
 
 from __future__ import annotations
@@ -21,11 +21,23 @@ import numpy.typing as npt
 
 from relayout.convert.build import Toolchain, load_library
 from relayout.convert.ccode import CAST_PRELUDE, narrow_expression, widen_expression
+from relayout.convert.simd import (
+    LANE_TARGETS,
+    SIMD_GUARD,
+    lane_routines,
+    narrow_run_name,
+    streams,
+)
 from relayout.dtypes import precision, precision_of_dtype
 
 PROBLEM_PRECISIONS = ("fp64", "fp32")
 NARROW_PRECISIONS = ("fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2")
 ALIGNMENT = 64
+CHUNK = 32768  # elements a thread takes at a time
+# A narrowing cast moving more bytes than this (source and target together, this machine's 32 MiB
+# last-level cache) writes its target with streaming stores where it runs in AVX2 lanes: its first
+# results would leave the cache before it ends, so the stores skip reading the lines they fill.
+STREAM_BYTES = 32 << 20
 
 
 def aligned_empty(shape: tuple[int, ...] | int, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
@@ -48,14 +60,29 @@ def cast_pairs() -> list[tuple[str, str]]:
     return [(s, t) for s in PROBLEM_PRECISIONS for t in NARROW_PRECISIONS if s != t]
 
 
+def lane_pairs() -> list[tuple[str, str]]:
+    """The cast pairs converted by simd.py's run functions (all but fp64 to fp32, which vectorises
+    as plain C)."""
+    return [(s, t) for s, t in cast_pairs() if t in LANE_TARGETS]
+
+
 def _narrow_kernel(source: str, target: str) -> str:
     src_type = precision(source).storage_c_type
     dst_type = precision(target).storage_c_type
-    generic = f"""\
-    #pragma omp parallel for simd schedule(dynamic, 32768)
+    if (source, target) not in lane_pairs():
+        body = f"""\
+    #pragma omp parallel for simd schedule(dynamic, {CHUNK})
     for (int64_t i = 0; i < n; ++i) dst[i] = {narrow_expression(source, target, "src[i]")};"""
-    body = generic
-
+    else:
+        body = f"""\
+    const int stream = relayout_streams(dst, n * (int64_t)(sizeof *src + sizeof *dst));
+    const int64_t pieces = (n + {CHUNK} - 1) / {CHUNK};
+    #pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t k = 0; k < pieces; ++k) {{
+        const int64_t start = k * {CHUNK};
+        const int64_t length = n - start < {CHUNK} ? n - start : {CHUNK};
+        {narrow_run_name(source, target)}(src + start, dst + start, length, stream);
+    }}"""
     return f"""
 void relayout_cast_{source}_to_{target}(const {src_type} *restrict src, {dst_type} *restrict dst, int64_t n) {{
 {body}
@@ -68,7 +95,7 @@ def _widen_kernel(source: str, target: str) -> str:
     dst_type = precision(target).storage_c_type
     return f"""
 void relayout_widen_{source}_to_{target}(const {src_type} *restrict src, {dst_type} *restrict dst, int64_t n) {{
-    #pragma omp parallel for simd schedule(dynamic, 32768)
+    #pragma omp parallel for simd schedule(dynamic, {CHUNK})
     for (int64_t i = 0; i < n; ++i) dst[i] = {widen_expression(source, target, "src[i]")};
 }}
 """
@@ -88,11 +115,27 @@ void relayout_copy_bytes(const uint8_t *restrict src, uint8_t *restrict dst, int
 """
 
 
+# How many elements the narrowing runs convert at a time: 8 where the AVX2 lanes were compiled.
+LANES_KERNEL = """
+int relayout_cast_lanes(void) {
+#ifdef RELAYOUT_AVX2_CASTS
+    return 8;
+#else
+    return 1;
+#endif
+}
+"""
+
+
 def cast_source() -> str:
     """The C text of every plain cast kernel and the copy kernel."""
     parts = [
         "#include <omp.h>\n",
         CAST_PRELUDE,
+        SIMD_GUARD,
+        LANES_KERNEL,
+        streams(STREAM_BYTES),
+        lane_routines(lane_pairs()),
         COPY_KERNEL,
     ]
     for source, target in cast_pairs():

@@ -556,7 +556,7 @@ def _host_loops(digits: Sequence[str], body: str) -> str:
     }}
 """
     if count == 1:
-        return f"""    #pragma omp parallel for reduction(+:errors) schedule(dynamic, 8)
+        return f"""    #pragma omp parallel for reduction(+:errors) schedule(dynamic, 8) if(extent0 >= {PARALLEL_CELLS})
     for (int64_t {digits[0]} = 0; {digits[0]} < extent0; ++{digits[0]}) {{
         const int64_t position = {digits[0]};
 {body}
@@ -576,7 +576,7 @@ def _host_loops(digits: Sequence[str], body: str) -> str:
     const int64_t tiles_b = (extent{b} + {TILE_INNER - 1}) / {TILE_INNER};
     const int64_t outer_count = {outer_extents};
     const int64_t steps = outer_count * tiles_a * tiles_b;
-    #pragma omp parallel for reduction(+:errors) schedule(dynamic, 8)
+    #pragma omp parallel for reduction(+:errors) schedule(dynamic, 8) if(outer_count * extent{a} * extent{b} >= {PARALLEL_CELLS})
     for (int64_t step = 0; step < steps; ++step) {{
         const int64_t tile_b = step % tiles_b;
         const int64_t tile_a = (step / tiles_b) % tiles_a;
@@ -639,6 +639,10 @@ extern "C" __global__ void {function}(void *const *arrays, {buffer_qualifier}voi
 }}
 """
 
+
+# Below this many cells a host kernel runs on the calling thread: waking a team costs more than
+# the copy, and on a busy machine a descheduled team member holds the whole region for a slice.
+PARALLEL_CELLS = 1 << 15
 
 HOST_HEADER = "#include <omp.h>\n#include <stdint.h>\n#include <string.h>\n"
 
@@ -886,7 +890,7 @@ int64_t {function}(void *const *arrays, {"" if direction == "in" else "const "}v
     const int64_t tiles_b = (extent{b} + {TILE_OUTER - 1}) / {TILE_OUTER};
     const int64_t outer_count = {outer_extents};
     const int64_t steps = outer_count * tiles_a * tiles_b;
-    #pragma omp parallel for schedule(dynamic, 8)
+    #pragma omp parallel for schedule(dynamic, 8) if(outer_count * extent{a} * extent{b} >= {PARALLEL_CELLS})
     for (int64_t step = 0; step < steps; ++step) {{
         const int64_t tile_b = step % tiles_b;
         const int64_t tile_a = (step / tiles_b) % tiles_a;

@@ -12,6 +12,7 @@ import ctypes
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -94,6 +95,18 @@ def _check_array(
         raise ValueError(f"{role}[{name!r}]: expected a C-contiguous array")
 
 
+@dataclass(frozen=True)
+class _Step:
+    """One pointer's conversion at one set of sizes."""
+
+    pointer: PointerLayout
+    shape: tuple[int, ...]
+    dtype: Any
+    plain: bool  # one whole array, row-major: copied or cast without a generated kernel
+    copy: bool  # plain and of the array's own element type
+    zeroed: bool  # its buffer starts at zero (a struct's padding, an empty extent)
+
+
 class ConversionProgram:
     """The conversion kernels of one request over one set of array specs, on one target."""
 
@@ -126,6 +139,10 @@ class ConversionProgram:
         self.lowered_at: dict[str, int] | None = None
         self.lower_again: Any = None
         self._elsewhere: dict[tuple[tuple[str, int], ...], ConversionProgram] = {}
+        # Per set of sizes, what each pointer's conversion needs (its buffer's shape and dtype,
+        # whether it is a plain copy or cast): worked out once, so a repeated call costs the
+        # conversion and little else.
+        self._steps_at: dict[tuple[int, ...], list[_Step]] = {}
 
     def _at(self, sizes: Mapping[str, int]) -> ConversionProgram:
         """This program where `sizes` agree with the sizes it was lowered at, else the program
@@ -148,6 +165,25 @@ class ConversionProgram:
         self._checked_sizes.add(key)
 
     # -- shared helpers
+
+    def _steps(self, sizes: Mapping[str, int]) -> list[_Step]:
+        key = tuple(int(sizes.get(s, -1)) for s in self.symbols)
+        steps = self._steps_at.get(key)
+        if steps is None:
+            steps = []
+            for pointer in self.pointers:
+                shape = self.buffer_shape(pointer, sizes)
+                plain = self._plain(pointer)
+                steps.append(_Step(
+                    pointer=pointer,
+                    shape=shape,
+                    dtype=buffer_dtype(pointer.element),
+                    plain=plain,
+                    copy=plain and pointer.element == self.layout.arrays[pointer.sources[0]].dtype,
+                    zeroed=0 in shape or isinstance(pointer.element, StructType),
+                ))  # fmt: skip
+            self._steps_at[key] = steps
+        return steps
 
     def buffer_shape(self, pointer: PointerLayout, sizes: Mapping[str, int]) -> tuple[int, ...]:
         return evaluate_extents(pointer.extents, sizes)
@@ -278,10 +314,12 @@ class HostProgram(ConversionProgram):
     def __init__(self, requests: Requests, layout: NodeLayout, toolchain: Toolchain | None) -> None:
         super().__init__(requests, layout, "host", toolchain)
         self.library = load_library(self.source, toolchain)
+        self._functions: dict[str, Any] = {}
         for kernel in self.kernels:
             function = getattr(self.library, kernel.name)
             function.restype = ctypes.c_int64
             function.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+            self._functions[kernel.name] = function
 
     def _call(
         self,
@@ -291,11 +329,8 @@ class HostProgram(ConversionProgram):
         symbols: npt.NDArray[np.int64],
     ) -> None:
         pointers = (ctypes.c_void_p * max(len(arrays), 1))(*[a.ctypes.data for a in arrays])
-        errors = getattr(self.library, kernel.name)(
-            ctypes.cast(pointers, ctypes.c_void_p),
-            ctypes.c_void_p(buffer.ctypes.data),
-            ctypes.c_void_p(symbols.ctypes.data),
-        )
+        # A ctypes array and plain addresses pass as void * as they are (no casts per call).
+        errors = self._functions[kernel.name](pointers, buffer.ctypes.data, symbols.ctypes.data)
         if errors:
             raise ConversionError(conversion_failure(kernel.pointer, kernel.direction, errors))
 
@@ -307,16 +342,20 @@ class HostProgram(ConversionProgram):
     ) -> dict[str, Any]:
         symbols = self._symbol_values(sizes)
         buffers: dict[str, Any] = {}
-        for pointer in self.pointers:
-            shape = self.buffer_shape(pointer, sizes)
-            dtype = buffer_dtype(pointer.element)
-            old = self._reusable(reuse, pointer, shape, dtype)
-            if old is not None and not (old.flags.c_contiguous and old.flags.writeable):
+        for step in self._steps(sizes):
+            pointer, shape, dtype = step.pointer, step.shape, step.dtype
+            old = reuse.get(pointer.name)
+            if old is not None and not (
+                tuple(old.shape) == shape
+                and old.dtype == dtype
+                and old.flags.c_contiguous
+                and old.flags.writeable
+            ):
                 old = None
-            if self._plain(pointer):
+            if step.plain:
                 source = arrays[pointer.sources[0]]
                 buffer = old if old is not None else aligned_empty(shape, dtype)
-                if pointer.element == self.layout.arrays[pointer.sources[0]].dtype:
+                if step.copy:
                     np.copyto(buffer, source)
                 else:
                     cast_in(
@@ -328,11 +367,10 @@ class HostProgram(ConversionProgram):
                 buffers[pointer.name] = buffer
                 continue
             # A struct's padding bytes are never written by the kernel: start them at zero.
-            zeroed = 0 in shape or isinstance(pointer.element, StructType)
             if old is not None:
                 buffer = old
             else:
-                buffer = aligned_zeros(shape, dtype) if zeroed else aligned_empty(shape, dtype)
+                buffer = aligned_zeros(shape, dtype) if step.zeroed else aligned_empty(shape, dtype)
             kernel = self.kernel_of[(pointer.name, "in")]
             self._call(kernel, [arrays[s] for s in kernel.sources], buffer, symbols)
             buffers[pointer.name] = buffer
@@ -345,20 +383,24 @@ class HostProgram(ConversionProgram):
         sizes: Mapping[str, int],
     ) -> None:
         symbols = self._symbol_values(sizes)
-        for pointer in self.pointers:
+        for step in self._steps(sizes):
+            pointer = step.pointer
             kernel = self.kernel_of.get((pointer.name, "out"))
             if kernel is None or not any(s in outputs for s in kernel.sources):
                 continue
             buffer = buffers[pointer.name]
-            expected = (self.buffer_shape(pointer, sizes), buffer_dtype(pointer.element))
-            if (tuple(buffer.shape), buffer.dtype) != expected or not buffer.flags.c_contiguous:
+            if (
+                tuple(buffer.shape) != step.shape
+                or buffer.dtype != step.dtype
+                or not buffer.flags.c_contiguous
+            ):
                 raise ValueError(
-                    f"buffers[{pointer.name!r}]: expected a C-contiguous {expected[1]}"
-                    f"{list(expected[0])}, got {buffer.dtype}{list(buffer.shape)}"
+                    f"buffers[{pointer.name!r}]: expected a C-contiguous {step.dtype}"
+                    f"{list(step.shape)}, got {buffer.dtype}{list(buffer.shape)}"
                 )
-            if self._plain(pointer) and pointer.sources[0] in outputs:
+            if step.plain and pointer.sources[0] in outputs:
                 target = outputs[pointer.sources[0]]
-                if pointer.element == self.layout.arrays[pointer.sources[0]].dtype:
+                if step.copy:
                     np.copyto(target, buffer.reshape(target.shape))
                 else:
                     widen_out(buffer.reshape(-1), target.reshape(-1), toolchain=self.toolchain)
@@ -385,6 +427,7 @@ def compile_program(
     native: bool | None = None,
     sanitize: bool = False,
     sizes: Mapping[str, int] | None = None,
+    cache_dir: Path | None = None,
 ) -> ConversionProgram:
     """The conversion program of `requests` over `arrays` (ArraySpec texts or objects).
 
@@ -392,13 +435,15 @@ def compile_program(
     RELAYOUT_CFLAGS, else gcc -O3 -fopenmp -march=native); "device" builds CUDA through
     cupy.RawModule. `sanitize` adds AddressSanitizer and UndefinedBehaviorSanitizer (host only; the
     process must preload the sanitizer runtime). `sizes` binds size symbols for the request's checks.
+    `cache_dir` is where the host libraries are built or found (else $RELAYOUT_CACHE_DIR or
+    ~/.cache/relayout).
     """
     requests = Requests.validate(requests)
     layout = lower_single_node(requests, arrays, sizes)
     program: ConversionProgram
     if target == "host":
         extra = SANITIZE_FLAGS if sanitize else ()
-        toolchain = Toolchain.from_environment(cc, cflags, native, extra)
+        toolchain = Toolchain.from_environment(cc, cflags, native, extra, cache_dir)
         program = HostProgram(requests, layout, toolchain)
     elif target == "device":
         from relayout.convert.device import DeviceProgram
@@ -413,7 +458,7 @@ def compile_program(
         def again(other: Mapping[str, int]) -> ConversionProgram:
             return compile_program(
                 requests, arrays, target=target, cc=cc, cflags=cflags, native=native,
-                sanitize=sanitize, sizes=other,
+                sanitize=sanitize, sizes=other, cache_dir=cache_dir,
             )  # fmt: skip
 
         program.lowered_at = {name: int(value) for name, value in sizes.items()}
