@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the project needs when they are missing: OpenBLAS, PostgreSQL,
+# Installs the Debian packages the project needs when they are missing: gfortran (the judge's
+# Fortran deliveries), OpenBLAS, PostgreSQL,
 # bubblewrap (the judge's box), libseccomp (its system-call filter), linux-perf (/profile's
 # counters) and Chromium (the headless browser the explorer's and the results page's tests drive).
 set -u
 need=()
+command -v gfortran >/dev/null || need+=(gfortran)
 [ -e /usr/include/x86_64-linux-gnu/cblas.h ] || [ -e /usr/include/cblas.h ] || need+=(libopenblas-dev)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
 command -v bwrap >/dev/null || need+=(bubblewrap)

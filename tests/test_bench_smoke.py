@@ -11,6 +11,15 @@ from bench.__main__ import benchmark_names
 
 # What each benchmark's table must show: its rows and the word for the target column.
 PRINTED = {
+    "bench_catalog": ["naive/base", "scaled_add", "ranks", "correct"],
+    "bench_judge_path": [
+        "cast convert_in / copy bound",
+        "permute+cast convert_in",
+        "zip convert_out",
+        "format ell convert_in",
+        "warm /score S / import numpy",
+        "/requests/check p50",
+    ],
     "bench_hb": ["/requests/check six operations", "check p99", "score warm build", "cached=True"],
     "bench_relayout_convert": [
         "| conversion | GB/s | copy bound GB/s | ratio |",
@@ -19,11 +28,16 @@ PRINTED = {
         "| cast fp64->fp16",
         "| cast fp64->fp8_e4m3",
         "| cast fp64->fp8_e5m2",
+        "| cast fp32->bf16",
+        "| cast fp32->fp16",
+        "| cast fp32->fp8_e4m3",
+        "| cast fp32->fp8_e5m2",
         "| permute [i1, i0]",
         "| block by 32 + cast fp32",
         "| convert-out fp32->fp64",
     ],
     "bench_sparse_formats": ["csc", "bcsr", "sell_c_sigma", "scipy GB/s"],
+    "bench_site": ["usis site:", "entries in", "explorer"],
     "bench_timing": ["judge credited kernel_ns", "round trip subtracted", "judge - direct (us)"],
     "bench_usis": ["usis show mpi:mpi_bcast", "usis.load()"],
 }

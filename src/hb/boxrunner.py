@@ -1,12 +1,16 @@
-"""The only code of the judge that runs inside a timed run's box: load the submission, map the
-arena the supervisor shares with the box, and call the kernel each time the supervisor says "go".
+"""The only code of the judge that runs inside a timed run's box: load the submission, hold the
+memory its arguments live in, and call the kernel each time the supervisor says "go".
 
-It measures nothing and writes no result: the supervisor outside the box times each call from its
-own side of the pipes and reads the outputs from the arena while the box is frozen. Protocol on
-two pipes (fds given on the command line): "a<json>\\n" sets the arguments of the next call (arena
-size, pointer offsets, trailing values) and is answered "r"; "g" calls the kernel and is answered
-"d" when it returns; "p" is answered "d" at once (the supervisor's calibration); "q" or end of file
-ends the runner. Only the standard library is imported, so the box starts in milliseconds.
+It measures nothing and writes no result: the supervisor outside the box writes each rep's inputs
+into this process's memory and reads the outputs back (process_vm_writev/readv) while the box is
+frozen, and times each call from its own side of the pipes. The memory is the box's own anonymous
+memory, advised for transparent huge pages as numpy's large arrays are, so that a kernel sees the
+same pages here as when it is called directly. Protocol on two pipes (fds given on the command
+line): "a<json>\\n" sets the arguments of the next call (region size, pointer offsets, trailing
+values) and is answered "r<pid> <address>\\n" (this process's id in the box and the region's
+address); "g" calls the kernel and is answered "d" when it returns; "p" is answered "d" at once
+(the supervisor's calibration); "q" or end of file ends the runner. Only the standard library is
+imported, so the box starts in milliseconds.
 """
 
 from __future__ import annotations
@@ -16,10 +20,16 @@ import json
 import os
 import sys
 
+TYPE_CHECKING = False  # typing costs the box's start more than the rest of its imports
+if TYPE_CHECKING:
+    from typing import Any
+
 LIBRARY = "./libsubmission.so"
 JOB = "box.json"
 _TYPES = {"int64": ctypes.c_int64, "double": ctypes.c_double, "float": ctypes.c_float}
-_PROT_READ_WRITE, _MAP_SHARED = 0x1 | 0x2, 0x01
+_PROT_READ_WRITE, _MAP_PRIVATE_ANONYMOUS, _MADV_HUGEPAGE = 0x1 | 0x2, 0x02 | 0x20, 14
+# Huge-page alignment of the region, so that its first array starts on a 2 MiB page.
+_HUGE = 2 << 20
 
 
 def _line(fd: int) -> bytes:
@@ -31,8 +41,24 @@ def _line(fd: int) -> bytes:
         parts.append(byte)
 
 
+def _load(job: dict[str, Any]) -> Any:
+    """The kernel's entry point with its argument types, or None (said on stderr)."""
+    try:
+        kernel = getattr(ctypes.CDLL(os.path.abspath(LIBRARY)), job["symbol"])
+    except (OSError, AttributeError) as error:
+        sys.stderr.write(f"hb box: the library does not define {job['symbol']} ({error})\n")
+        return None
+    kernel.argtypes = (
+        [ctypes.c_void_p] * int(job["pointers"])
+        + [_TYPES[kind] for kind in job["trailing_kinds"]]
+        + [ctypes.c_void_p, ctypes.c_int64]
+    )
+    kernel.restype = None
+    return kernel
+
+
 def main(argv: list[str]) -> int:
-    arena_fd, go, done = (int(a) for a in argv[1:4])
+    go, done = (int(a) for a in argv[1:3])
     with open(JOB) as handle:
         job = json.load(handle)
     libc = ctypes.CDLL(None, use_errno=True)
@@ -40,18 +66,9 @@ def main(argv: list[str]) -> int:
     libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
                           ctypes.c_int, ctypes.c_long]  # fmt: skip
     libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-    try:
-        kernel = getattr(ctypes.CDLL(os.path.abspath(LIBRARY)), job["symbol"])
-    except (OSError, AttributeError) as error:
-        sys.stderr.write(f"hb box: the library does not define {job['symbol']} ({error})\n")
-        return 3
-    kernel.argtypes = (
-        [ctypes.c_void_p] * int(job["pointers"])
-        + [_TYPES[kind] for kind in job["trailing_kinds"]]
-        + [ctypes.c_void_p, ctypes.c_int64]
-    )
-    kernel.restype = None
-    base, mapped = 0, 0
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    kernel: Any = None
+    start, base, mapped = 0, 0, 0
     arguments: list[object] = []
     while True:
         command = os.read(go, 1)
@@ -62,14 +79,24 @@ def main(argv: list[str]) -> int:
             os.write(done, b"d")
         elif command == b"a":
             message = json.loads(_line(go))
+            if kernel is None:
+                # Loaded only after the supervisor's first pings, so that nothing the library
+                # does can slow the round trip it calibrates (and so lower the credited time).
+                kernel = _load(job)
+                if kernel is None:
+                    return 3
             size = int(message["size"])
             if size != mapped:
                 if mapped:
-                    libc.munmap(base, mapped)
-                base = libc.mmap(None, size, _PROT_READ_WRITE, _MAP_SHARED, arena_fd, 0)
-                if base in (None, ctypes.c_void_p(-1).value):
-                    sys.stderr.write("hb box: the arena could not be mapped\n")
+                    libc.munmap(start, mapped + _HUGE)
+                start = libc.mmap(
+                    None, size + _HUGE, _PROT_READ_WRITE, _MAP_PRIVATE_ANONYMOUS, -1, 0
+                )
+                if start in (None, ctypes.c_void_p(-1).value):
+                    sys.stderr.write("hb box: the arguments' memory could not be mapped\n")
                     return 4
+                base = (start + _HUGE - 1) // _HUGE * _HUGE
+                libc.madvise(base, size, _MADV_HUGEPAGE)
                 mapped = size
             arguments = [
                 *(base + offset for offset in message["offsets"]),
@@ -77,7 +104,7 @@ def main(argv: list[str]) -> int:
                 base + int(message["workspace_offset"]),
                 int(message["workspace_bytes"]),
             ]
-            os.write(done, b"r")
+            os.write(done, f"r{os.getpid()} {base}\n".encode())
         else:
             return 0
 

@@ -43,17 +43,29 @@ def compiler_identity(compiler: str) -> str:
 
 
 def build_flags(language_name: str, libraries: list[str], baseline: bool) -> list[str]:
+    """The compiler's arguments: the language's flags (the C baseline's at -O2), the C prelude
+    where the language includes it, the output and source, then the libraries. A python build is
+    a syntax check of the source."""
     lang = languages.language(language_name)
-    flags = list(lang.baseline_flags if baseline else lang.flags)
+    if lang.delivery == "python":
+        return [*lang.flags, lang.source_name]
+    flags = list(languages.C_BASELINE_FLAGS if baseline else lang.flags)
     link: list[str] = []
     for name in libraries:
         link += list(lang.catalog[name].link_flags)
-    return [*flags, "-include", HEADER_NAME, *link_placeholder(), *link, "-lm"]
+    prelude = ["-include", HEADER_NAME] if lang.prelude else []
+    return [*flags, *prelude, *link_placeholder(lang), *link, "-lm"]
 
 
-def link_placeholder() -> list[str]:
+def link_placeholder(lang: languages.Language) -> list[str]:
     # The source name goes before the libraries so that the linker resolves them.
-    return ["-o", LIBRARY_NAME, "submission.c"]
+    return ["-o", LIBRARY_NAME, lang.source_name]
+
+
+def library_name(language_name: str) -> str:
+    """The file a build leaves in the cache: the shared library, or a python delivery's source."""
+    lang = languages.language(language_name)
+    return lang.source_name if lang.delivery == "python" else LIBRARY_NAME
 
 
 def cache_key(source: str, language_name: str, libraries: list[str], baseline: bool) -> str:
@@ -85,7 +97,8 @@ def build(
         return BuildResult(False, None, False, 0, reason=refusal)
     lang = languages.language(language_name)
     key = cache_key(source, language_name, libraries, baseline)
-    target = cache_dir / key[:2] / key / LIBRARY_NAME
+    output = library_name(language_name)
+    target = cache_dir / key[:2] / key / output
     if target.is_file():
         return BuildResult(True, target, True, time.perf_counter_ns() - started)
     cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -93,16 +106,20 @@ def build(
     # own relayout libraries, would load) is written by the judge from the box's output.
     try:
         result, kept = sandbox.run_sandboxed(
-            [lang.compiler, *build_flags(language_name, libraries, baseline)],
+            [languages.compiler_path(language_name) or lang.compiler,
+             *build_flags(language_name, libraries, baseline)],
             cache_dir.parent / "boxes",
             limits,
-            files={"submission.c": source, HEADER_NAME: precision.C_PRELUDE},
-            keep=[LIBRARY_NAME],
-        )
+            files={lang.source_name: source, HEADER_NAME: precision.C_PRELUDE},
+            keep=[] if lang.delivery == "python" else [LIBRARY_NAME],
+        )  # fmt: skip
     except sandbox.SandboxUnavailable as error:
         return BuildResult(False, None, False, time.perf_counter_ns() - started, reason=str(error))
     failure = result.failure("the build")
-    if failure is not None or LIBRARY_NAME not in kept:
+    if lang.delivery == "python" and failure is None:
+        # The judge keeps the source it was given, not anything the box wrote.
+        kept[output] = source.encode()
+    if failure is not None or output not in kept:
         log = (result.stderr or result.stdout).strip()
         return BuildResult(
             False, None, False, time.perf_counter_ns() - started,
@@ -110,9 +127,45 @@ def build(
         )  # fmt: skip
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     staged = target.parent / f".{uuid.uuid4().hex}.so"
-    staged.write_bytes(kept[LIBRARY_NAME])
+    staged.write_bytes(kept[output])
     os.chmod(staged, 0o500)
     os.replace(staged, target)  # atomic: a concurrent build of the same key is harmless
     return BuildResult(
         True, target, False, time.perf_counter_ns() - started, log=result.stderr[-4000:]
     )
+
+
+@dataclass
+class SyntaxCheck:
+    """A source compiled with the judge's flags and -fsyntax-only: whether it compiles, and the
+    compiler's diagnostics."""
+
+    ok: bool
+    diagnostics: str
+    command: str
+
+
+def syntax_check(
+    source: str, language_name: str, libraries: list[str], boxes_dir: Path, limits: sandbox.Limits
+) -> SyntaxCheck:
+    """Compile `source` in a box with the flags a grade builds it with plus -fsyntax-only (a python
+    delivery: its build, which is a syntax check); nothing is kept. A library outside the
+    language's catalog is refused as a build refuses it."""
+    refusal = sandbox.catalog_refusal(language_name, libraries)
+    if refusal is not None:
+        return SyntaxCheck(False, refusal, "")
+    lang = languages.language(language_name)
+    flags = build_flags(language_name, libraries, baseline=False)
+    if lang.delivery != "python":
+        flags.append("-fsyntax-only")
+    argv = [languages.compiler_path(language_name) or lang.compiler, *flags]
+    try:
+        files = {lang.source_name: source, HEADER_NAME: precision.C_PRELUDE}
+        result, _ = sandbox.run_sandboxed(argv, boxes_dir, limits, files=files)
+    except sandbox.SandboxUnavailable as error:
+        return SyntaxCheck(False, str(error), " ".join(argv))
+    failure = result.failure("the syntax check", detail=False)
+    diagnostics = (result.stderr or result.stdout).strip()[-8000:]
+    if result.timed_out or result.oom_killed or result.signal_name is not None:
+        diagnostics = f"{failure}\n{diagnostics}".strip()
+    return SyntaxCheck(failure is None, diagnostics, " ".join([lang.compiler, *flags]))

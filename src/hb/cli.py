@@ -1,6 +1,6 @@
 """The hb command: serve the judge, grade a file in process (submit), check a request, list the
-tasks and the recorded grades, verify a suspect grade, and regenerate the agent tool's requests
-schema."""
+tasks and the recorded grades, report the leaderboards, verify a suspect grade, and regenerate the
+agent tool's requests schema."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from hb.agent import REQUESTS_SCHEMA_PATH
 from hb.config import Config, load_config
 
-SCHEMA_PATH = Path(__file__).resolve().parent / "agent" / "requests_schema.json"
+SCHEMA_PATH = REQUESTS_SCHEMA_PATH
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -126,6 +127,90 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_task(args: argparse.Namespace) -> int:
+    from hb.service import JudgeHandler, UnknownKernel
+
+    try:
+        task = JudgeHandler(_config(args)).task(args.kernel)
+    except UnknownKernel as error:
+        print(f"hb task: {error.args[0]}", file=sys.stderr)
+        return 2
+    sections: dict[str, str] = task["prompt_sections"]
+    if args.section is not None:
+        if args.section not in sections:
+            print(
+                f"hb task: {args.kernel}'s prompt has no section {args.section!r}; it has "
+                f"{list(sections)}",
+                file=sys.stderr,
+            )
+            return 2
+        sys.stdout.write(sections[args.section])
+    elif args.json:
+        print(json.dumps(task, indent=2, sort_keys=True))
+    else:
+        sys.stdout.write(task["prompt"])
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from hb.agent import mcp_server
+
+    try:
+        return mcp_server.main(args)
+    except mcp_server.ToolError as error:
+        print(f"hb mcp: {error}", file=sys.stderr)
+        return 2
+
+
+def _kernel_list(text: str | None) -> list[str] | None:
+    return [k.strip() for k in text.split(",") if k.strip()] if text else None
+
+
+def cmd_problems(args: argparse.Namespace) -> int:
+    from hb.agent import experiments
+
+    experiment = experiments.load_experiment(args.experiment)
+    for line in experiments.problem_lines(experiment, _kernel_list(args.kernels)):
+        print(line.model_dump_json())
+    return 0
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from hb.agent import experiments
+
+    experiment = experiments.load_experiment(args.name)
+    if args.action == "render":
+        for path in experiments.render(experiment, Path(args.out or experiments.RENDERED_DIR)):
+            print(f"wrote {path}")
+        return 0
+    if not args.agent:
+        print("hb experiment run: --agent COMMAND is required", file=sys.stderr)
+        return 2
+    if args.judge and args.judges:
+        print("hb experiment run: give --judge or --judges, not both", file=sys.stderr)
+        return 2
+    try:
+        report = experiments.run_experiment(
+            experiment, args.agent, judge_url=args.judge, only=_kernel_list(args.kernels),
+            rounds=args.rounds, budget_s=args.budget_s,
+            out=Path(args.out) if args.out else None, judges=_kernel_list(args.judges) or (),
+        )  # fmt: skip
+    except RuntimeError as error:
+        print(f"hb experiment run: {error}", file=sys.stderr)
+        return 2
+    table = _table(report.summary)
+    (report.directory / "summary.txt").write_text(table + "\n")
+    print(table)
+    print(f"\nrun {report.agent_id}: {report.directory}")
+    return 0 if all(run.status == "ok" for run in report.runs) else 1
+
+
+def cmd_agent(args: argparse.Namespace) -> int:
+    from hb.agent import scripted
+
+    return scripted.main()
+
+
 def cmd_grades(args: argparse.Namespace) -> int:
     from hb import results_db
 
@@ -137,6 +222,24 @@ def cmd_grades(args: argparse.Namespace) -> int:
     from hb.outcome import TABLE_HEADER, GradeOutcome
 
     print(_table([TABLE_HEADER, *(GradeOutcome.from_record(row).table_row() for row in rows)]))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    import sqlalchemy as sa
+
+    from hb import report, results_db
+
+    url = _config(args).database_url
+    try:
+        engine = results_db.connect(url)
+        written = report.write_report(engine, Path(args.out), args.experiment)
+    except sa.exc.SQLAlchemyError as error:
+        shown = sa.engine.make_url(url).render_as_string(hide_password=True)
+        reason = getattr(error, "orig", None) or error
+        print(f"hb report: cannot read the database {shown}: {reason}", file=sys.stderr)
+        return 2
+    print(f"wrote {written}")
     return 0
 
 
@@ -213,12 +316,70 @@ def parser() -> argparse.ArgumentParser:
     tasks.add_argument("--json", action="store_true")
     tasks.set_defaults(run=cmd_tasks)
 
+    task = commands.add_parser(
+        "task", help="print a kernel's task prompt as GET /task/{kernel} gives it"
+    )
+    task.add_argument("kernel")
+    task.add_argument("--section", help="print one section (intro, semantics, ..., response)")
+    task.add_argument("--json", action="store_true", help="the whole task view as JSON")
+    task.set_defaults(run=cmd_task)
+
+    mcp = commands.add_parser(
+        "mcp", help="serve the agent tools of one task over MCP on stdio, calling a judge"
+    )
+    from hb.agent.mcp_server import add_arguments as add_mcp_arguments
+
+    add_mcp_arguments(mcp)
+    mcp.set_defaults(run=cmd_mcp)
+
+    problems = commands.add_parser(
+        "problems", help="print an experiment's problem lines, one JSON line per (task, setup)"
+    )
+    problems.add_argument("--experiment", required=True, help="an experiment of experiments.toml")
+    problems.add_argument("--kernels", help="only these kernels (comma-separated)")
+    problems.set_defaults(run=cmd_problems)
+
+    experiment = commands.add_parser(
+        "experiment", help="render an experiment's setups, or run an agent over its problems"
+    )
+    experiment.add_argument("action", choices=["render", "run"])
+    experiment.add_argument("name", help="an experiment of experiments/experiments.toml")
+    experiment.add_argument("--agent", help="run: the agent command, run once per problem line")
+    experiment.add_argument(
+        "--judge", help="run: grade every setup on this judge (default: start one per setup)"
+    )
+    experiment.add_argument(
+        "--judges", help="run: a campaign: spread the problem lines over these judges (URLs, "
+        "comma-separated; they share one PostgreSQL database), each to one serving its task",
+    )  # fmt: skip
+    experiment.add_argument("--kernels", help="run: only these kernels (comma-separated)")
+    experiment.add_argument("--rounds", type=int, default=1, help="run: agent runs per problem")
+    experiment.add_argument(
+        "--budget-s", type=float, help="run: each agent run's wall-clock budget (default: the "
+        "experiment's budget_s)",
+    )  # fmt: skip
+    experiment.add_argument(
+        "--out", help="render: the directory (default .rendered); run: the run directory"
+    )
+    experiment.set_defaults(run=cmd_experiment)
+
+    agent = commands.add_parser("agent", help="run a reference agent against `hb mcp`")
+    agent.add_argument("kind", choices=["scripted"])
+    agent.set_defaults(run=cmd_agent)
+
     grades = commands.add_parser("grades", help="list recorded grades, newest first")
     grades.add_argument("--kernel")
     grades.add_argument("--route")
     grades.add_argument("--limit", type=int, default=20)
     grades.add_argument("--json", action="store_true")
     grades.set_defaults(run=cmd_grades)
+
+    report = commands.add_parser(
+        "report", help="write report.md and PNG plots of the leaderboards from the database"
+    )
+    report.add_argument("--experiment", help="only this experiment (default: every one)")
+    report.add_argument("--out", required=True, help="the directory to write")
+    report.set_defaults(run=cmd_report)
 
     verify = commands.add_parser(
         "verify",
@@ -242,7 +403,8 @@ def parser() -> argparse.ArgumentParser:
     )
     schema.add_argument("--write", action="store_true")
     schema.set_defaults(run=cmd_schema)
-    for sub in (serve, submit, check, tasks, grades, verify, scale, schema):
+    for sub in (serve, submit, check, tasks, task, mcp, problems, experiment, agent, grades,
+                report, verify, scale, schema):  # fmt: skip
         sub.add_argument("--config", default=argparse.SUPPRESS, help="config.yaml to read")
     return top
 

@@ -1,11 +1,15 @@
 """The judge's configuration: config.yaml (or --config FILE) validated into one pydantic model,
-with the environment's overrides (HB_DATA_DIR, HB_DATABASE_URL, HPCAGENT_BENCH_REQUESTS_*)."""
+with the environment's overrides (HB_DATA_DIR, HB_DATABASE_URL, HPCAGENT_BENCH_REQUESTS_*), and
+what the data directory keeps for it (the hidden seed, the judge's id)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import platform
 import secrets
+import socket
 import tempfile
 import tomllib
 from pathlib import Path
@@ -18,6 +22,8 @@ if TYPE_CHECKING:
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from hb.calls import FindingKind
+
 log = logging.getLogger(__name__)
 
 # The data directory and the subdirectories the judge makes in it are its owner's alone, and so
@@ -25,6 +31,7 @@ log = logging.getLogger(__name__)
 PRIVATE_DIRECTORY_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
 HIDDEN_SEED_FILE = "hidden_seed"
+JUDGE_ID_FILE = "judge_id"
 
 
 class _Section(BaseModel):
@@ -58,6 +65,8 @@ class GradingSection(_Section):
     # U test defends at mannwhitney_p is credited (needs reps >= 4 to ever reach p < 0.1).
     timing: Literal["min_of_k", "mannwhitney"] = "min_of_k"
     mannwhitney_p: float = Field(0.1, gt=0, lt=1)
+    # Kinds of hb.calls findings that fail a grade; findings otherwise only inform.
+    refuse_findings: list[FindingKind] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _hidden_seed_is_not_public(self) -> GradingSection:
@@ -147,6 +156,11 @@ class ServiceSection(_Section):
     host: str = "127.0.0.1"
     port: int = 8800
     workers: int = Field(2, ge=1)
+    # The judge's stable id, recorded with every grade (judges of a campaign share a database);
+    # None: the one generated at the judge's first start and kept in <data_dir>/judge_id.
+    judge_id: str | None = Field(None, min_length=1, max_length=200)
+    # The kernels this judge grades; None: the whole catalog. A call for another is refused.
+    tasks: list[str] | None = None
 
 
 class Config(_Section):
@@ -247,6 +261,38 @@ def hidden_seed(config: Config) -> int:
     finally:
         os.unlink(staged)
     return _read_hidden_seed(path, config.grading.public_seed)
+
+
+def judge_id(config: Config) -> str:
+    """The judge's id: service.judge_id where the configuration sets it, else the one kept in
+    <data_dir>/judge_id, generated ("judge-" and 8 random hex digits) at the judge's first start."""
+    if config.service.judge_id is not None:
+        return config.service.judge_id
+    path = config.data_dir / JUDGE_ID_FILE
+    make_private_dir(config.data_dir)
+    if not path.exists():
+        # Written whole, then linked into place: a judge starting beside this one reads either
+        # no file or the complete one, and the first link wins.
+        staged = config.data_dir / f".{JUDGE_ID_FILE}-{secrets.token_hex(4)}"
+        staged.write_text(f"judge-{secrets.token_hex(4)}\n")
+        with contextlib.suppress(FileExistsError):
+            os.link(staged, path)
+        staged.unlink()
+    kept = path.read_text().strip()
+    if not kept or len(kept) > 200:
+        raise ValueError(f"{path}: expected the judge's id on one line; remove it to generate one")
+    return kept
+
+
+def machine_name() -> str:
+    """This machine as grades record it: the host name and the CPU model."""
+    model = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return f"{socket.gethostname()} ({model})"
 
 
 def _write_exclusive(path: Path, seed: int) -> None:

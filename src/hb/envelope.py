@@ -1,9 +1,11 @@
-"""The envelope a client posts: Submission (kernel, language, source, requests, preset) and the
-body of /requests/check; any field they do not declare is refused."""
+"""The envelope a client posts: Submission (kernel, language, source, requests, preset), the bodies
+of /requests/check and /profile (any field they do not declare is refused), and the Caller its
+headers name."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -11,6 +13,8 @@ from pydantic import (
     Field,
     SerializationInfo,
     SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
     model_serializer,
 )
 
@@ -34,9 +38,14 @@ class Submission(_Envelope):
     """One submission: the source of `kernel` in `language`, its request, and the preset to grade."""
 
     kernel: str = Field(description="A kernel of the catalog (GET /tasks).")
-    language: str = Field("c", description="The source's language; the judge builds c.")
+    language: str = Field(
+        "c",
+        description="The source's language: c, cpp, fortran, python or cuda (docs/languages.md); "
+        "one this host cannot build is refused with what it would need.",
+    )
     source: str = Field(
-        description="The source text, defining <kernel>_<precision> with the task's C signature."
+        description="The source text, defining <kernel>_<precision> with the task's signature "
+        "in its language (GET /task/{kernel}?language=...)."
     )
     requests: RequestsField = Field(
         default_factory=Requests, description="How the data reaches the kernel."
@@ -44,6 +53,16 @@ class Submission(_Envelope):
     preset: str | None = Field(
         None, description="S, M or L; the judge's default preset when left out."
     )
+
+    @field_validator("language")
+    @classmethod
+    def _built_here(cls, language: str) -> str:
+        from hb.languages import refusal
+
+        why = refusal(language)
+        if why is not None:
+            raise ValueError(why)
+        return language
 
 
 class RequestsCheckBody(_Envelope):
@@ -56,3 +75,93 @@ class RequestsCheckBody(_Envelope):
     # the configured preset (the one /submit grades at).
     preset: str | None = None
     sizes: dict[str, int] | None = None
+
+
+class SyntaxCheckBody(_Envelope):
+    """POST /syntax-check: a source compiled with the judge's flags for its language and
+    -fsyntax-only, in the box; `requests` names the libraries whose headers it includes."""
+
+    kernel: str
+    language: str = "c"
+    source: str
+    requests: RequestsField = Field(default_factory=Requests)
+
+
+class ProfileBody(Submission):
+    """POST /profile: the envelope of /score and the profiler: none (the timing table per thread
+    count), perf (Linux perf's counters and hot symbols) or papi."""
+
+    tool: Literal["none", "perf", "papi"] = Field(
+        "none", description="none, perf or papi; every answer carries the timing table."
+    )
+
+
+class Caller(BaseModel):
+    """Who made a call, as the agent tools send it in headers (CALLER_HEADERS) beside the
+    envelope: the agent's id, its round, the experiment and the setup. The judge records it with
+    the grade; it never changes how a call is graded."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    agent_id: str = Field("", max_length=200)
+    agent_round: int | None = Field(None, ge=0)
+    experiment: str = Field("", max_length=200)
+    setup: str = Field("", max_length=200)
+
+    @classmethod
+    def from_headers(cls, headers: Mapping[str, str]) -> Caller:
+        """The caller the headers name; ValueError naming the header that does not validate."""
+        return cls._named_by(headers, CALLER_HEADERS)
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str]) -> Caller:
+        """The caller an agent's environment names (CALLER_VARIABLES), as the tools send it."""
+        return cls._named_by(environ, CALLER_VARIABLES)
+
+    @classmethod
+    def _named_by(cls, values: Mapping[str, str], names: Mapping[str, str]) -> Caller:
+        given: dict[str, Any] = {}
+        for field, name in names.items():
+            value = values.get(name)
+            if value is None or value == "":
+                continue
+            if field == "agent_round":
+                if not value.isdigit():
+                    raise ValueError(f"{name}: expected a non-negative integer, got {value!r}")
+                given[field] = int(value)
+            else:
+                given[field] = value
+        try:
+            return cls(**given)
+        except ValidationError as error:
+            item = error.errors(include_url=False)[0]
+            raise ValueError(f"{names[str(item['loc'][0])]}: {item['msg']}") from None
+
+    def headers(self) -> dict[str, str]:
+        """The headers that carry this caller (unset fields left out)."""
+        sent = {
+            CALLER_HEADERS[field]: str(value)
+            for field, value in self.model_dump().items()
+            if value not in ("", None)
+        }
+        return sent
+
+    def record(self) -> dict[str, Any]:
+        """The grades columns this caller fills (results_db.GRADE_FIELDS)."""
+        return self.model_dump()
+
+
+# The header of each Caller field.
+CALLER_HEADERS = {
+    "agent_id": "x-hb-agent-id",
+    "agent_round": "x-hb-agent-round",
+    "experiment": "x-hb-experiment",
+    "setup": "x-hb-setup",
+}
+# The variable of each Caller field in an agent's environment (a problem line's, hb mcp's).
+CALLER_VARIABLES = {
+    "agent_id": "HB_AGENT_ID",
+    "agent_round": "HB_AGENT_ROUND",
+    "experiment": "HB_EXPERIMENT",
+    "setup": "HB_SETUP",
+}

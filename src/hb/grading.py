@@ -3,6 +3,7 @@ positions must match), the maximum relative error, and the speedup against the b
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,17 +21,26 @@ class Problem:
 
 
 def resolve_problem(
-    kernel: str, allowed_precisions: list[str], datatype: str, override_kernels: list[str]
+    kernel: str,
+    allowed_precisions: list[str],
+    datatype: str,
+    override_kernels: list[str],
+    bands: Mapping[str, Tolerance] | None = None,
 ) -> Problem | str:
     """The problem a sweep's datatype gives this kernel, or the reason it cannot run.
 
-    grading.precision_override_kernels: a listed fp64-only kernel under fp32 keeps its fp64
-    problem and is graded in the fp32 band.
+    `bands` is the kernel's manifest tolerance override (a band per precision it widens); other
+    precisions take TOLERANCE_MATRIX's. grading.precision_override_kernels: a listed fp64-only
+    kernel under fp32 keeps its fp64 problem and is graded in the fp32 band, or in its own fp64
+    band where that is wider.
     """
+    own = dict(bands or {})
     if datatype in allowed_precisions:
-        return Problem(datatype, TOLERANCE_MATRIX[datatype])
+        return Problem(datatype, own.get(datatype, TOLERANCE_MATRIX[datatype]))
     if datatype == "fp32" and allowed_precisions == ["fp64"] and kernel in override_kernels:
-        return Problem("fp64", TOLERANCE_MATRIX["fp32"], precision_override="fp32")
+        fp32, fp64 = TOLERANCE_MATRIX["fp32"], own.get("fp64", TOLERANCE_MATRIX["fp64"])
+        band = Tolerance(max(fp32.rtol, fp64.rtol), max(fp32.atol, fp64.atol))
+        return Problem("fp64", band, precision_override="fp32")
     return f"{kernel} runs at {allowed_precisions}, not {datatype}"
 
 

@@ -299,8 +299,9 @@ def grade_submission(
     limits: sandbox.Limits | None = None,
     build_directory: Path | None = None,
     residency: str = "host",
+    language: str = "c",
 ) -> DistributedGrade:
-    """Build a C submission with the generated driver and grade it on `ranks` ranks: the plan is
+    """Build a submission (C, or `language` cpp or fortran) with the generated driver and grade it on `ranks` ranks: the plan is
     Requests.plan at `ranks`, inputs are the catalog's seeded arrays at `preset`, and the whole
     domain is compared with the reference in `band` (default: the precision's). The build goes to
     `build_directory` (default `directory/build`; content-addressed, so a cache directory works),
@@ -313,7 +314,7 @@ def grade_submission(
     built = build_driver(
         kernel, precision, source, build_directory or directory / "build",
         casts=requested_casts(requests),
-        device_arrays=requested_device_arrays(requests, manifest, residency),
+        device_arrays=requested_device_arrays(requests, manifest, residency), language=language,
     )  # fmt: skip
     if built.program is None:
         return _build_failure(kernel, precision, ranks, built.log)

@@ -10,6 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hb.calls import CallReport, Finding, PpmCall
+
 # What a grade on the hidden inputs (every route but score: /submit and the regrades) may say:
 # the grade and which check failed, never what the hidden run printed, returned or measured
 # besides the credited timing of a correct grade.
@@ -30,6 +32,7 @@ PUBLIC_FAILURES = (
     "build failed",
     "the MPI build failed",
     "the request's conversion kernels did not build",
+    "refused by grading.refuse_findings",
 )
 HIDDEN_DISTRIBUTED_KEYS = ("ranks", "grid", "symbols")
 
@@ -56,6 +59,11 @@ def hidden_mismatch(reason: str | None, outputs: list[str]) -> str:
     if rest.startswith("shape "):
         return f"hidden inputs: output {name} has the wrong shape"
     return f"hidden inputs: output {name} outside the tolerance"
+
+
+def calls_answer(report: CallReport | None) -> dict[str, Any]:
+    """The GradeOutcome fields of a call report (none when it was not read)."""
+    return {} if report is None else {"ppm_calls": report.calls, "findings": report.findings}
 
 
 class BuildInfo(BaseModel):
@@ -113,6 +121,10 @@ class GradeOutcome(BaseModel):
     run_wall_s: float | None = None
     timing: TimingInfo | None = None
     distributed: dict[str, Any] | None = None
+    # The submission's parallel-programming calls and usis's findings about them (hb.calls):
+    # read from its built object alone, so a hidden grade shows them too.
+    ppm_calls: list[PpmCall] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
     # A regrade's parent, and whether it verified a suspect grade (hb verify).
     of_grade_id: int | None = None
     verified: bool | None = None
@@ -151,6 +163,9 @@ class GradeOutcome(BaseModel):
             "measured_speedup": self.measured_speedup,
             "protections": ",".join(self.protections),
             "rep_ns": ",".join(str(t) for t in timing.reps_ns) if timing and self.correct else "",
+            "ppm_calls": CallReport(calls=self.ppm_calls, findings=self.findings).to_record()
+            if self.ppm_calls or self.findings
+            else "",
         }
 
     def hidden(self, outputs: list[str]) -> GradeOutcome:
@@ -200,6 +215,7 @@ class GradeOutcome(BaseModel):
             max_rel_error=row.get("max_rel_error"), precision_override=row.get("precision_override"),
             protections=[p for p in str(row.get("protections") or "").split(",") if p],
             of_grade_id=row.get("of_grade_id"),
+            **calls_answer(CallReport.from_record(row.get("ppm_calls"))),
         )  # fmt: skip
 
     def table_row(self) -> list[str]:
@@ -225,6 +241,9 @@ class GradeOutcome(BaseModel):
             rows.append(["ranks", f"{self.distributed.get('ranks')} (grid {grid})"])
             symbols = self.distributed.get("symbols") or {}
             rows.append(["size symbols", ", ".join(f"{s}: {a}" for s, a in symbols.items()) or "-"])
+        if self.ppm_calls:
+            rows.append(["parallel calls", ", ".join(call.name for call in self.ppm_calls)])
+        rows += [["finding", f"{f.kind}: {f.message}"] for f in self.findings]
         return rows
 
 

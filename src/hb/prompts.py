@@ -1,24 +1,62 @@
-"""The requests section of a task prompt (build_context): what the setup allows, narrowed to what
-this task offers (RequestActions), the cast precisions with their C types, the libraries, the
-C signature of the default request and, where format is offered, the sparse formats' C ABI."""
+"""The task prompt: one Jinja2 template per section (src/hb/agent/templates), filled from the
+kernel's manifest and reference, the judge's configuration and what the setup allows, narrowed to
+what this task offers (RequestActions, build_context)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
-from hb import abi, languages, sparse
+import jinja2
+
+from hb import abi, calls, kernels, languages, sparse
+from hb.config import Config
+from hb.grading import resolve_problem
 from hb.kernels import Manifest
-from hb.precision import C_TYPES
+from hb.precision import C_TYPES, TOLERANCE_MATRIX, Tolerance, precision_of
 from hb.requests_api import GRID_ACTIONS, RequestActions, RequestAllowances
+
+# The sections of a task prompt, in order; requests, mpi and sparse appear only where they apply.
+SECTIONS = (
+    "intro", "semantics", "correctness", "timing", "delivery", "requests", "mpi", "sparse",
+    "response",
+)  # fmt: skip
+
+# How the prompt writes each language's name (its fenced blocks take the judge's own name).
+LANGUAGE_TITLES = {"c": "C", "cpp": "C++", "fortran": "Fortran", "python": "Python", "cuda": "CUDA"}
+
+_TEMPLATES = jinja2.Environment(
+    loader=jinja2.PackageLoader("hb", "agent/templates"),
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+    autoescape=False,
+)
+
+
+def render_section(name: str, **facts: Any) -> str:
+    """One section's template filled with `facts` (a fact the template names and `facts` lacks
+    is an error, never an empty string)."""
+    return _TEMPLATES.get_template(f"{name}.md.j2").render(**facts)
 
 
 @dataclass(frozen=True)
 class TaskContext:
-    """What a task's prompt and tools are built from."""
+    """What a task's prompt and tools are built from: the offer, and the requests, mpi and sparse
+    sections (each empty where it does not apply)."""
 
     request_actions: RequestActions
-    requests_section: str
+    requests_text: str = ""
+    mpi_text: str = ""
+    sparse_text: str = ""
+
+    @property
+    def requests_section(self) -> str:
+        """The requests section with the mpi and sparse sections after it, as GET /task shows
+        them."""
+        return "\n".join(t for t in (self.requests_text, self.mpi_text, self.sparse_text) if t)
 
 
 def task_actions(
@@ -39,7 +77,8 @@ def task_actions(
     distributable = (
         bool(manifest.distribution)
         and not has_sparse
-        and language == "c"
+        and language in languages.LANGUAGES
+        and languages.LANGUAGES[language].mpi
         and mpi_driver.DistributedKernel.from_manifest(manifest).refusal() is None
     )
     return allowances.actions(
@@ -51,30 +90,36 @@ def task_actions(
         fp64_only=manifest.fp64_only and precision_override is None,
         problem_precision=precision,
         distributable=distributable,
+        ml_track=manifest.track == "machine_learning",
     )
 
 
-def _mpi_lines(manifest: Manifest, precision: str, offer: RequestActions) -> list[str]:
+def task_precision(manifest: Manifest, config: Config) -> tuple[str, str | None]:
+    """The precision a task is stated at (grading.datatype where the kernel has it, else its
+    first), and the band a grading.precision_override_kernels entry grades it in, or None."""
+    datatype = precision_of(config.grading.datatype)
+    precision = datatype if datatype in manifest.precisions else manifest.precisions[0]
+    resolved = resolve_problem(
+        manifest.name, manifest.precisions, datatype, config.grading.precision_override_kernels
+    )
+    return precision, None if isinstance(resolved, str) else resolved.precision_override
+
+
+def _mpi_facts(manifest: Manifest, precision: str, offer: RequestActions) -> dict[str, Any] | None:
     """The distributed task's entry point and default distribution (short-form operations)."""
     from hb import mpi_descriptor, mpi_driver
 
     kernel = mpi_driver.DistributedKernel.from_manifest(manifest)
     if kernel.refusal() is not None or not manifest.distribution:
-        return []
+        return None
     default = mpi_descriptor.json_of(mpi_descriptor.default_requests(manifest))
-    grid = mpi_descriptor.default_grid(manifest)
-    who = (
-        "you set startup.grid (extents over the rank count P)"
-        if offer.grid
-        else f"the judge sets the grid {json.dumps(grid)}; leave startup.grid out"
-    )
-    return [
-        f"- the kernel runs on MPI ranks; {who}. Each rank calls\n\n"
-        f"    {kernel.c_prototype(precision)};\n\n"
-        "  on its own tiles. A size symbol arrives local (the rank's own extent) when every axis "
-        "it sizes is split the same way, global otherwise; POST /requests/check says which.",
-        f"- the default distribution: {json.dumps(default, sort_keys=True)}",
-    ]
+    return {
+        "agent_grid": offer.grid,
+        "grid": json.dumps(mpi_descriptor.default_grid(manifest)),
+        "prototype": kernel.c_prototype(precision),
+        "default": json.dumps(default, sort_keys=True),
+        "calls": calls.reference_mpi_calls(manifest.name),
+    }
 
 
 def build_context(
@@ -85,58 +130,196 @@ def build_context(
     language: str = "c",
     precision_override: str | None = None,
 ) -> TaskContext:
-    """The task's offer and the prompt's requests section (empty when nothing is offered);
-    `precision_override` is the band a grading.precision_override_kernels entry grades in."""
+    """The task's offer and the prompt's requests section, with the mpi section where the
+    distribution is offered and the sparse section where format is (all empty when nothing is
+    offered); `precision_override` is the band a grading.precision_override_kernels entry grades
+    in."""
     offer = task_actions(manifest, allowances, distributed, language, precision_override, precision)
     if offer.empty:
         return TaskContext(offer, "")
-    lines = [
-        "## Requests",
-        "",
-        "Your submission may carry a `requests` object that changes how the data reaches your kernel.",
-    ]
+    grid_actions = [a for a in GRID_ACTIONS if a in offer.actions]
+    facts: dict[str, Any] = {
+        "distributed": distributed,
+        "signature": abi.default_signature(manifest, precision),
+        "mpi_prototype": "",
+        "load": offer.load,
+        "libraries": languages.offered_libraries(language),
+        "casts": ", ".join(f"{p} → `{C_TYPES[p]} *`" for p in offer.precisions)
+        if "cast" in offer.actions
+        else "",
+        "band_precision": precision_override or precision,
+        "layouts": [a for a in offer.actions if a not in ("cast", "format", *GRID_ACTIONS)],
+        "format": "format" in offer.actions,
+        "grid_actions": grid_actions,
+        "mpi": _mpi_facts(manifest, precision, offer) if grid_actions else None,
+    }
     if distributed:
         from hb import mpi_driver
 
-        kernel = mpi_driver.DistributedKernel.from_manifest(manifest)
-        lines.append(
-            "Every grade runs on MPI ranks; without a request (the task's default distribution) "
-            f"each rank calls:\n\n    {kernel.c_prototype(precision)};"
+        facts["mpi_prototype"] = mpi_driver.DistributedKernel.from_manifest(manifest).c_prototype(
+            precision
         )
+    sparse_text = (
+        sparse.sparse_prompt_section(manifest, precision) if "format" in offer.actions else ""
+    )
+    mpi_text = render_section("mpi", mpi=facts["mpi"]) if facts["mpi"] else ""
+    return TaskContext(offer, render_section("requests", **facts), mpi_text, sparse_text)
+
+
+@dataclass(frozen=True)
+class TaskPrompt:
+    """A task's whole prompt: its sections in SECTIONS' order (only those that apply)."""
+
+    sections: dict[str, str]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.sections.values())
+
+
+def _graded_band(
+    manifest: Manifest, config: Config, precision: str, band_precision: str
+) -> tuple[Tolerance, str | None]:
+    """The band the judge grades this task in (grading.resolve_problem, the manifest's own bands
+    included), and the manifest's reason where its band widens TOLERANCE_MATRIX's."""
+    resolved = resolve_problem(
+        manifest.name,
+        manifest.precisions,
+        precision_of(config.grading.datatype),
+        config.grading.precision_override_kernels,
+        manifest.tolerance_bands(),
+    )
+    if isinstance(resolved, str):
+        band = manifest.tolerance_bands().get(band_precision, TOLERANCE_MATRIX[band_precision])
     else:
-        lines.append(
-            f"Without one, the kernel is called as:\n\n    {abi.default_signature(manifest, precision)}"
-        )
-    lines.append("")
-    if offer.load:
-        offered = languages.offered_libraries(language)
-        lines.append(
-            f"- startup.load: libraries the judge links for you: {', '.join(offered) or 'none'}."
-        )
-    if "cast" in offer.actions:
-        types = ", ".join(f"{p} → `{C_TYPES[p]} *`" for p in offer.precisions)
-        lines.append(
-            "- cast: an array's element type. Conversions are timed apart and not scored, but the "
-            f"outputs are graded in {precision_override or precision}'s tolerance band. Allowed: {types}."
-        )
-    layouts = [a for a in offer.actions if a not in ("cast", "format", *GRID_ACTIONS)]
-    if layouts:
-        where = (
-            "over the processor grid (each must feed a distribute)"
-            if distributed
-            else "on one node"
-        )
-        lines.append(f"- layout operations {where}: {', '.join(layouts)}.")
-    if "format" in offer.actions:
-        lines.append("- format: a sparse array's storage format (Sparse formats, below).")
-    if any(a in offer.actions for a in GRID_ACTIONS):
-        offered = [a for a in GRID_ACTIONS if a in offer.actions]
-        graded = "" if distributed else " (a request with startup.grid is graded on MPI ranks)"
-        lines.append(f"- distribution over the processor grid{graded}: {', '.join(offered)}.")
-        lines += _mpi_lines(manifest, precision, offer)
-    lines.append("")
-    lines.append("POST /requests/check shows the pointers and the C signature a request gives.")
-    section = "\n".join(lines) + "\n"
-    if "format" in offer.actions:
-        section += "\n" + sparse.sparse_prompt_section(manifest, precision)
-    return TaskContext(offer, section)
+        band = resolved.band
+    widened = manifest.tolerance is not None and band != TOLERANCE_MATRIX[band_precision]
+    return band, manifest.tolerance.reason if widened and manifest.tolerance else None
+
+
+def _number(value: float) -> str:
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
+def _array_rows(manifest: Manifest, precision: str) -> list[dict[str, str]]:
+    rows = []
+    for array in manifest.arrays:
+        element = C_TYPES[precision] if array.is_floating else f"{array.dtype}_t"
+        rows.append({
+            "name": array.name,
+            "kind": f"sparse ({array.format}: `{array.name}_data`, `_indices`, `_indptr`)"
+            if array.is_sparse
+            else "array",
+            "shape": "[" + "][".join(str(e) for e in array.shape) + "]",
+            "element": element,
+            "intent": array.intent,
+        })  # fmt: skip
+    return rows
+
+
+def task_prompt(
+    manifest: Manifest,
+    config: Config,
+    allowances: RequestAllowances,
+    precision: str,
+    signature: str,
+    precision_override: str | None = None,
+    language: str = "c",
+    on_ranks: bool = False,
+) -> TaskPrompt:
+    """The prompt of `manifest` under `config` at the problem `precision`; `signature` is the
+    entry point the judge calls (`on_ranks`: the MPI one, every grade on ranks)."""
+    distributed = config.mpi.grade_distributed
+    context = build_context(
+        manifest, allowances, precision, distributed, language, precision_override
+    )
+    lang = languages.language(language)
+    band_precision = precision_override or precision
+    band, band_reason = _graded_band(manifest, config, precision, band_precision)
+    grading = config.grading
+    scalar_names = [
+        s.name for s in manifest.scalars if any(s.name in v for v in manifest.presets.values())
+    ]
+    columns = [*manifest.sizes, *scalar_names]
+    common = {"kernel": manifest.name, "symbol": abi.symbol(manifest, precision),
+              "language_name": language, "language_title": LANGUAGE_TITLES.get(language, language),
+              "precision": precision}  # fmt: skip
+    sections = {
+        "intro": render_section(
+            "intro",
+            **common,
+            python_delivery=lang.delivery == "python",
+            summary=manifest.summary,
+            track=manifest.track,
+            dwarf=manifest.dwarf,
+            tags=manifest.tags,
+            source=manifest.source,
+            transformation=manifest.transformation,
+            precisions=manifest.precisions,
+        ),
+        "semantics": render_section(
+            "semantics",
+            reference_source=(kernels.CATALOG_DIR / manifest.name / "reference.py").read_text(),
+            arrays=_array_rows(manifest, precision),
+            sizes=manifest.sizes,
+            scalars=[
+                {
+                    "name": s.name,
+                    "value": _number(s.value),
+                    "element": C_TYPES[precision] if s.type == "float" else "int64_t",
+                }
+                for s in manifest.scalars
+            ],
+            graded_preset=grading.preset,
+            preset_columns=columns,
+            presets=[
+                {
+                    "name": name,
+                    "cells": [_number(values[c]) if c in values else "-" for c in columns],
+                }
+                for name, values in manifest.presets.items()
+            ],
+            workspace_bytes=manifest.workspace_bytes,
+        ),
+        "correctness": render_section(
+            "correctness",
+            precision=precision,
+            band_precision=band_precision,
+            rtol=f"{band.rtol:g}",
+            atol=f"{band.atol:g}",
+            band_reason=band_reason,
+        ),
+        "timing": render_section(
+            "timing",
+            warmup=grading.warmup,
+            reps=grading.reps,
+            timing_mode=grading.timing,
+            mannwhitney_p=grading.mannwhitney_p,
+            baseline_flags=" ".join(languages.C_BASELINE_FLAGS),
+            suspect_above=f"{grading.speedup_suspect_above:g}",
+        ),
+        "delivery": render_section(
+            "delivery",
+            language_name=language,
+            compiler=lang.compiler,
+            flags=" ".join(lang.flags),
+            python_delivery=lang.delivery == "python",
+            prelude=lang.prelude,
+            signature=signature,
+            signature_note="on every MPI rank, on its own tiles" if on_ranks else "",
+            libraries=languages.offered_libraries(language),
+            memory_mb=config.sandbox.memory_mb,
+            timeout_s=f"{config.sandbox.timeout_s:g}",
+            threads=config.sandbox.threads,
+        ),
+    }
+    if context.requests_text:
+        sections["requests"] = context.requests_text
+    if context.mpi_text:
+        sections["mpi"] = context.mpi_text
+    if context.sparse_text:
+        sections["sparse"] = context.sparse_text
+    sections["response"] = render_section(
+        "response", **common, offered=not context.request_actions.empty
+    )
+    return TaskPrompt(sections)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -235,6 +234,7 @@ class RequestAllowances(BaseModel):
         fp64_only: bool = False,
         problem_precision: str | None = None,
         distributable: bool | None = None,
+        ml_track: bool = False,
     ) -> RequestActions:
         """What a task offers, exactly what the judge accepts for it: this setup's allowances
         narrowed to what the task's arrays and delivery can take. `distributed`: every grade runs
@@ -247,7 +247,9 @@ class RequestAllowances(BaseModel):
         on_grid = distributable and c_abi and "distribute" in self.allow
         offered: list[str] = []
         precisions = tuple(p for p in self.precisions if p != problem_precision)
-        if "cast" in self.allow and has_floating_dense and c_abi and not fp64_only and precisions:
+        # The machine_learning track's distributed grades take no cast (cast_refusal).
+        castable = has_floating_dense and c_abi and not fp64_only and not (ml_track and distributed)
+        if "cast" in self.allow and castable and precisions:
             offered.append("cast")
         if "layout" in self.allow and has_dense and not distributed and c_abi:
             offered += [*DIGIT_ACTIONS, *REGROUP_ACTIONS]
@@ -392,9 +394,21 @@ def cast_refusal(
     fp64_only: bool,
     override_kernels: Iterable[str] = (),
     datatype: str = "fp64",
+    track: str = "",
+    distributed: bool = False,
 ) -> str | None:
     """Why a cast cannot stand on this kernel: an fp64-only kernel's band stays fp64's, so every
-    cast would fail its grade; a grading.precision_override_kernels entry run under fp32 lifts it."""
+    cast would fail its grade (a grading.precision_override_kernels entry run under fp32 lifts
+    it); the machine_learning track's distributed grades take no cast (spec §1: its ranks
+    generate their own shards)."""
+    if track == "machine_learning" and distributed:
+        for index, operation in enumerate(requests.operations):
+            if isinstance(operation, Cast):
+                return (
+                    f"operations[{index}] (cast): {kernel} is of the machine_learning track, whose "
+                    f"distributed grades take no cast (its ranks generate their own shards); cast "
+                    f"{operation.array} in a single-node grade"
+                )
     if not fp64_only:
         return None
     if kernel in set(override_kernels) and datatype == "fp32":
@@ -411,8 +425,6 @@ def cast_refusal(
 # ---------------------------------------------------------------------------------------------
 # relayout's conversion programs, compiled into a chosen cache directory.
 
-_compile_lock = threading.Lock()
-
 
 def compile_conversions(requests_json: str, arrays: Mapping[str, str], cache_dir: Path) -> Any:
     """relayout's host conversion program for the request over the kernel's arrays (relayout
@@ -421,15 +433,6 @@ def compile_conversions(requests_json: str, arrays: Mapping[str, str], cache_dir
 
     requests = Requests.validate(requests_json)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    # relayout reads its cache directory from the environment; the lock keeps concurrent
-    # compiles in the service from seeing each other's directory.
-    with _compile_lock:
-        previous = os.environ.get("RELAYOUT_CACHE_DIR")
-        os.environ["RELAYOUT_CACHE_DIR"] = str(cache_dir.resolve())
-        try:
-            return requests.compile(parse_arrays(dict(arrays)), target="host")
-        finally:
-            if previous is None:
-                os.environ.pop("RELAYOUT_CACHE_DIR", None)
-            else:
-                os.environ["RELAYOUT_CACHE_DIR"] = previous
+    return requests.compile(
+        parse_arrays(dict(arrays)), target="host", cache_dir=cache_dir.resolve()
+    )

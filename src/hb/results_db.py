@@ -519,14 +519,20 @@ def rows_of_grade(engine: Engine, grade_id: int) -> list[dict[str, Any]]:
 
 
 def list_grades(
-    engine: Engine, kernel: str | None = None, route: str | None = None, limit: int = 50
-) -> list[dict[str, Any]]:
-    """The newest grades first, optionally of one kernel or route."""
+    engine: Engine, kernel: str | None = None, route: str | None = None, limit: int | None = 50,
+    experiment: str | None = None, agent_id: str | None = None,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """The newest grades first (`limit` of them, or all for None), optionally of one kernel,
+    route, experiment or caller."""
     query = sa.select(grades).order_by(grades.c.id.desc()).limit(limit)
     if kernel:
         query = query.where(grades.c.kernel == kernel)
     if route:
         query = query.where(grades.c.route == route)
+    if experiment:
+        query = query.where(grades.c.experiment == experiment)
+    if agent_id:
+        query = query.where(grades.c.agent_id == agent_id)
     with engine.connect() as connection:
         return [dict(row) for row in connection.execute(query).mappings()]
 

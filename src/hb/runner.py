@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from hb import sandbox, supervisor
+from hb import sandbox, supervisor, supervisor_pool
 
 LIBRARY_FILE = "libsubmission.so"
 SLOT_LOCK_DIR = Path("/run/hb/slots")
@@ -41,6 +41,19 @@ class RepInput:
     arrays: dict[str, np.ndarray]
     trailing: list[dict[str, Any]]
     convert_in_ns: int = 0
+
+
+@dataclass(frozen=True)
+class BoxProbe:
+    """A profiler around the box runner (POST /profile): `prefix` goes before the runner's argv in
+    the box, `allow` names the system calls the box may make besides a grade's
+    (sandbox.PROFILE_SYSCALLS), `after` are commands run in the same box once the run has ended
+    (a report of what the profiler wrote), `keep` the files read back from the box."""
+
+    prefix: tuple[str, ...] = ()
+    allow: frozenset[str] = frozenset()
+    after: tuple[tuple[str, ...], ...] = ()
+    keep: tuple[str, ...] = ()
 
 
 @dataclass
@@ -59,6 +72,8 @@ class RunResult:
     protections: list[str] = field(default_factory=list)
     wall_s: float = 0.0
     log: str = ""
+    # A probe's files (BoxProbe.keep) and its after-commands' output ("after-<i>").
+    probed: dict[str, str] = field(default_factory=dict)
 
     @property
     def timed(self) -> list[int]:
@@ -132,16 +147,26 @@ def run_kernel(
     threads: int = 0,
     conversion: dict[str, Any] | None = None,
     conversion_files: Path | None = None,
+    delivery: str = "library",
+    probe: BoxProbe | None = None,
 ) -> RunResult:
     """Run `symbol` of `library` once per entry of `reps` (the first `warmup` untimed) in a box,
     timed by a supervisor. `conversion` is the request's conversion program description (requests
-    JSON, relayout's array specs and sizes) when the request converts anything."""
+    JSON, relayout's array specs and sizes) when the request converts anything. A `python`
+    delivery's `library` is its source, called by hb.pybox instead of hb.boxrunner."""
+    python = delivery == "python"
     started = time.monotonic()
     workdir_root.mkdir(parents=True, exist_ok=True, mode=0o700)
     private = Path(tempfile.mkdtemp(prefix="job-", dir=workdir_root))
     try:
-        with sandbox.Box(workdir_root, limits, threads=threads) as box:
-            box.write(LIBRARY_FILE, library.read_bytes(), mode=0o555)
+        allow = probe.allow if probe else frozenset()
+        with sandbox.Box(workdir_root, limits, threads=threads, allow_syscalls=allow) as box:
+            if python:
+                from hb.pybox import SOURCE
+
+                box.write(SOURCE, library.read_bytes(), mode=0o444)
+            else:
+                box.write(LIBRARY_FILE, library.read_bytes(), mode=0o555)
             box.write(
                 "box.json",
                 json.dumps({
@@ -156,7 +181,9 @@ def run_kernel(
                    "OMP_PROC_BIND": "close", "OMP_PLACES": "cores"}  # fmt: skip
             if threads > 0:
                 env["OMP_NUM_THREADS"] = str(threads)
-            command = box.command([sys.executable, "-I", "-m", "hb.boxrunner"], env)
+            runner = "hb.pybox" if python else "hb.boxrunner"
+            prefix = list(probe.prefix) if probe else []
+            command = box.command([*prefix, sys.executable, "-I", "-m", runner], env)
             job = {
                 "box": command.to_json(),
                 "box_dir": str(box.workdir),
@@ -167,6 +194,7 @@ def run_kernel(
                 "timeout_s": limits.timeout_s,
                 "conversion": conversion,
                 "conversion_dir": str(conversion_files) if conversion_files else None,
+                "delivery": delivery,
                 "reps": [
                     {
                         "inputs": f"inputs_{i}.npz",
@@ -178,20 +206,35 @@ def run_kernel(
             }
             (private / supervisor.JOB_FILE).write_text(json.dumps(job))
             with timing_slot(limits.cpus):
-                ended = subprocess.run(
-                    [sys.executable, "-m", "hb.supervisor", str(private)],
-                    pass_fds=command.pass_fds, capture_output=True, check=False,
-                    timeout=limits.timeout_s + 60,
-                )  # fmt: skip
+                ended = supervisor_pool.supervise(
+                    private, command.pass_fds, timeout=limits.timeout_s + 60
+                )
             oom = box.oom_killed()
             protections = command.protections
-        return _result(private, ended, warmup, protections, oom, time.monotonic() - started)
+            probed = _probed(box, probe, limits) if probe else {}
+        result = _result(private, ended, warmup, protections, oom, time.monotonic() - started)
+        result.probed = probed
+        return result
     except subprocess.TimeoutExpired:
         return RunResult(False, reason="the run exceeded the wall-clock limit and was killed")
     except sandbox.SandboxUnavailable as error:
         return RunResult(False, reason=str(error))
     finally:
         shutil.rmtree(private, ignore_errors=True)
+
+
+def _probed(box: sandbox.Box, probe: BoxProbe, limits: sandbox.Limits) -> dict[str, str]:
+    """What a probe left: its after-commands' output, run in the same box (the box's files are
+    the submission's to write, so whatever they say only informs, never grades), and its files."""
+    found: dict[str, str] = {}
+    for index, argv in enumerate(probe.after):
+        ended = box.run(list(argv))
+        found[f"after-{index}"] = ended.stdout if ended.returncode == 0 else ended.stderr
+    for name in probe.keep:
+        with contextlib.suppress(OSError):
+            data = sandbox.read_box_file(box.workdir / name, limits.fsize_bytes)
+            found[name] = data[-65536:].decode("utf-8", "replace")
+    return found
 
 
 def _result(

@@ -1,5 +1,6 @@
 """The judge as a service: JudgeHandler (check a request, build, run, grade, record) and the
-FastAPI application over it (/health, /tasks, /task/{kernel}, /score, /submit, /requests/check)."""
+FastAPI application over it (/health, /tasks, /task/{kernel}, /score, /submit, /requests/check,
+/grades, and the results page with its routes from hb.web)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 from fastapi import FastAPI, HTTPException, Request
@@ -21,6 +22,8 @@ from fastapi.responses import JSONResponse
 from hb import (
     abi,
     build,
+    calls,
+    interfaces,
     kernels,
     languages,
     mpi_descriptor,
@@ -30,9 +33,11 @@ from hb import (
     runner,
     sandbox,
     sparse,
+    supervisor_pool,
+    web,
 )
-from hb.config import Config, hidden_seed, prepare_data_dir
-from hb.envelope import RequestsCheckBody, Submission
+from hb.config import Config, hidden_seed, judge_id, machine_name, prepare_data_dir
+from hb.envelope import Caller, ProfileBody, RequestsCheckBody, Submission, SyntaxCheckBody
 from hb.grading import (
     Comparison,
     Problem,
@@ -50,9 +55,9 @@ from hb.outcome import (
     Dispersion,
     GradeOutcome,
     TimingInfo,
+    calls_answer,
     hidden_mismatch,
     is_hidden_route,
-    public_row,
 )
 from hb.precision import C_NAMES, precision_of
 from hb.requests_api import (
@@ -195,6 +200,8 @@ def requests_refusal(
             # The override is written for the precision, however the datatype is spelled
             # (float32 and fp32 alike).
             precision_of(config.grading.datatype),
+            track=manifest.track,
+            distributed=bool(requests.startup.grid) or config.mpi.grade_distributed,
         )
     if refusal is None:
         refusal = sandbox.catalog_refusal(language, list(requests.startup.load))
@@ -243,10 +250,11 @@ def distributed_request_refusal(
             "startup.grid: this setup grades distributed (mpi.grade_distributed), so the request "
             "needs startup.grid and a distribute or replicate operation for every array"
         )
-    if language != "c":
+    if not languages.language(language).mpi:
+        built = sorted(name for name, lang in languages.LANGUAGES.items() if lang.mpi)
         return (
-            f"language: a distributed grade builds the submission with MPICH's mpicc, so it takes "
-            f"C only (got {language!r})"
+            f"language: a distributed grade links the submission with the generated MPI driver, "
+            f"which builds {', '.join(built)} (got {language!r})"
         )
     return mpi_driver.distributed_refusal(
         requests,
@@ -383,10 +391,12 @@ def relayout_check(
 
 
 def refused_requests(
-    engine: Any, submission: Submission, granted: Requests, refusal: str, route: str, datatype: str
-) -> int:
+    engine: Any, submission: Submission, granted: Requests, refusal: str, route: str, datatype: str,
+    caller: Caller | None = None, judge: dict[str, str] | None = None,
+) -> int:  # fmt: skip
     """Record a refused call (its request validated; a malformed one records nothing): a grade row
-    on route `<route>.refused`, incorrect, with the refusal as its detail."""
+    on route `<route>.refused`, incorrect, with the refusal as its detail, who asked and which
+    judge (judge_id, machine) refused it."""
     return results_db.add_grade(
         engine,
         {
@@ -398,6 +408,8 @@ def refused_requests(
             "correct": False,
             "source_sha256": hashlib.sha256(submission.source.encode()).hexdigest(),
             "detail": refusal,
+            **(caller or Caller()).record(),
+            **(judge or {}),
         },
         granted,
     )
@@ -413,11 +425,18 @@ class JudgeHandler:
         # Resolved once, at start: the configured integer, or the data directory's own seed.
         self.hidden_seed = hidden_seed(config)
         self.engine = results_db.connect(config.database_url)
+        # Recorded with every grade: judges of a campaign share one database.
+        self.identity = {"judge_id": judge_id(config), "machine": machine_name()}
+        unknown = sorted(set(config.service.tasks or ()) - set(kernels.kernel_names()))
+        if unknown:
+            raise ValueError(f"service.tasks: {unknown} are not kernels of the catalog")
         box = config.sandbox
         self.limits = box.limits()
         self.build_limits = box.limits(build=True)
         # Boxes an earlier judge left behind (killed with it or not) end here.
         sandbox.reap_stale_boxes(config.data_dir)
+        # A supervisor started now times the first grade without an interpreter's start.
+        supervisor_pool.prestart()
         self._grade_slots = threading.Semaphore(config.service.workers)
         self._baseline_lock = threading.Lock()
         self._references: OrderedDict[tuple, list[RepProblem]] = OrderedDict()
@@ -425,11 +444,22 @@ class JudgeHandler:
 
     # -- catalog ---------------------------------------------------------------------------------
 
+    def serves(self, kernel: str) -> bool:
+        """Whether this judge grades `kernel` (service.tasks, or the whole catalog)."""
+        served = self.config.service.tasks
+        return served is None or kernel in served
+
     def manifest(self, kernel: str) -> Manifest:
         try:
-            return kernels.load_manifest(kernel)
+            manifest = kernels.load_manifest(kernel)
         except KeyError as error:
             raise UnknownKernel(str(error.args[0])) from None
+        if not self.serves(kernel):
+            raise UnknownKernel(
+                f"task {kernel!r} is not served by judge {self.identity['judge_id']}: it serves "
+                f"{self.config.service.tasks} (service.tasks)"
+            )
+        return manifest
 
     def problem(self, manifest: Manifest) -> Problem:
         datatype = precision_of(self.config.grading.datatype)
@@ -438,34 +468,35 @@ class JudgeHandler:
             manifest.precisions,
             datatype,
             self.config.grading.precision_override_kernels,
+            manifest.tolerance_bands(),
         )
         if isinstance(resolved, str):
             raise RequestFault(f"datatype: {resolved}")
         return resolved
 
-    def _precision_override(self, manifest: Manifest) -> str | None:
-        """The band a grading.precision_override_kernels entry grades this kernel in, or None."""
-        resolved = resolve_problem(
-            manifest.name,
-            manifest.precisions,
-            precision_of(self.config.grading.datatype),
-            self.config.grading.precision_override_kernels,
-        )
-        return None if isinstance(resolved, str) else resolved.precision_override
-
-    def task(self, kernel: str) -> dict[str, Any]:
-        """GET /task/{kernel}: arrays, presets, the default request's C signature and the offer."""
+    def task(self, kernel: str, language: str = "c") -> dict[str, Any]:
+        """GET /task/{kernel}: arrays, presets, the default request's signature in `language`
+        (C unless asked) and the offer."""
         manifest = self.manifest(kernel)
-        precision = precision_of(self.config.grading.datatype)
-        if precision not in manifest.precisions:
-            precision = manifest.precisions[0]
+        unbuilt = languages.refusal(language)
+        if unbuilt is not None:
+            raise RequestFault(f"language: {unbuilt}")
+        precision, override = prompts.task_precision(manifest, self.config)
         context = prompts.build_context(
             manifest,
             self.allowances,
             precision,
             distributed=self.config.mpi.grade_distributed,
-            precision_override=self._precision_override(manifest),
+            language=language,
+            precision_override=override,
         )
+        c_signature = self._task_signature(manifest, precision)
+        on_ranks = c_signature != abi.default_signature(manifest, precision)
+        signature = self._signature_in(language, manifest, precision, c_signature, on_ranks)
+        prompt = prompts.task_prompt(
+            manifest, self.config, self.allowances, precision, signature, override,
+            language=language, on_ranks=on_ranks,
+        )  # fmt: skip
         return {
             "kernel": manifest.name,
             "summary": manifest.summary,
@@ -476,13 +507,37 @@ class JudgeHandler:
             "scalars": {s.name: {"type": s.type, "value": s.value} for s in manifest.scalars},
             "presets": manifest.presets,
             "workspace_bytes": manifest.workspace_bytes,
+            "tolerance": self._task_tolerance(manifest),
             # Under mpi.grade_distributed every grade runs on ranks: the entry point is the MPI one.
-            "signature": self._task_signature(manifest, precision),
+            "signature": signature,
             "request_actions": context.request_actions.model_dump(mode="json"),
             "requests_section": context.requests_section,
-            "libraries": languages.offered_libraries("c"),
+            # The whole task prompt, and each of its sections by name (prompts.SECTIONS).
+            "prompt": prompt.text,
+            "prompt_sections": prompt.sections,
+            "language": language,
+            "libraries": languages.offered_libraries(language),
             **self._task_distribution(manifest, precision),
         }
+
+    def _signature_in(
+        self, language: str, manifest: Manifest, precision: str, signature: str, on_ranks: bool
+    ) -> str:
+        """The task's entry point (`signature`, in C) as a submission in `language` writes it."""
+        if language == "c":
+            return signature
+        if on_ranks:
+            kernel = mpi_driver.DistributedKernel.from_manifest(manifest)
+            return interfaces.render(language, interfaces.mpi_entry(kernel, precision), signature)
+        default = Requests()
+        if sparse.has_sparse(manifest):
+            arrays = sparse.kernel_abi(manifest, default, precision).arrays
+        else:
+            checked = relayout_check(default, manifest, precision)
+            arrays = checked.model_dump(mode="json", exclude_none=True)["arrays"]
+        answer = {"accepted": True, "arrays": arrays, "signature": signature}
+        localized = interfaces.localized(language, answer, manifest, precision, default)
+        return str(localized["signature"])
 
     def _task_signature(self, manifest: Manifest, precision: str) -> str:
         if self.config.mpi.grade_distributed and manifest.distribution:
@@ -510,6 +565,11 @@ class JudgeHandler:
             "grid_set_by": self.allowances.grid,
             "signature": kernel.c_prototype(precision) + ";",
             "default_requests": mpi_descriptor.json_of(default),
+            # usis's one-sentence descriptions of the MPI calls the reference solution makes.
+            "reference_calls": [
+                {"key": c.key, "name": c.name, "desc": c.desc}
+                for c in calls.reference_mpi_calls(manifest.name)
+            ],
         }
         sizes = manifest.preset_sizes(self.config.grading.preset)
         try:
@@ -520,11 +580,32 @@ class JudgeHandler:
             described["default_distribution"] = mpi_driver.describe_plan(kernel, plan, sizes)
         return {"mpi": described}
 
-    def tasks(self) -> list[dict[str, Any]]:
-        return [
-            {"kernel": name, "summary": kernels.load_manifest(name).summary}
-            for name in kernels.kernel_names()
-        ]
+    def _task_tolerance(self, manifest: Manifest) -> dict[str, Any]:
+        """The band the configured datatype grades this kernel in, and the manifest's reason
+        where its own tolerance widens TOLERANCE_MATRIX's; {} where the datatype cannot run it."""
+        try:
+            resolved = self.problem(manifest)
+        except RequestFault:
+            return {}
+        band = {"rtol": resolved.band.rtol, "atol": resolved.band.atol}
+        if manifest.tolerance is not None and resolved.precision in manifest.tolerance.bands:
+            band["reason"] = manifest.tolerance.reason
+        return band
+
+    def tasks(self, track: str | None = None) -> list[dict[str, Any]]:
+        """GET /tasks: every kernel with its track, dwarf and tags, or those of one track."""
+        tracks = list(get_args(kernels.Track))
+        if track is not None and track not in tracks:
+            raise RequestFault(f"track: {track!r} is not one of {tracks}")
+        listed = []
+        for name in filter(self.serves, kernels.kernel_names()):
+            manifest = kernels.load_manifest(name)
+            if track is None or manifest.track == track:
+                listed.append({
+                    "kernel": name, "summary": manifest.summary, "track": manifest.track,
+                    "dwarf": manifest.dwarf, "tags": manifest.tags,
+                })  # fmt: skip
+        return listed
 
     # -- requests --------------------------------------------------------------------------------
 
@@ -551,10 +632,9 @@ class JudgeHandler:
     ) -> str | None:
         """Why the judge refuses the call before any build, checked at the graded `sizes`
         (default: the configured preset's)."""
-        try:
-            languages.language(language)
-        except ValueError as error:
-            return f"language: {error}"
+        unbuilt = languages.refusal(language)
+        if unbuilt is not None:
+            return f"language: {unbuilt}"
         return requests_refusal(
             granted,
             manifest,
@@ -611,14 +691,19 @@ class JudgeHandler:
         if refusal is not None:
             return {"accepted": False, "refusal": refusal}
         if granted.startup.grid:
-            return self._distributed_check(granted, manifest, precision)
+            return interfaces.localized(
+                body.language, self._distributed_check(granted, manifest, precision), manifest,
+                precision, granted,
+            )  # fmt: skip
+        document: dict[str, Any]
         if sparse.has_sparse(manifest):
-            return sparse.check_answer(
+            document = sparse.check_answer(
                 manifest, granted, precision, self._dense_arrays(granted, manifest, precision)
             )
-        answer = relayout_check(granted, manifest, precision)
-        document: dict[str, Any] = answer.model_dump(mode="json", exclude_none=True)
-        return document
+        else:
+            answer = relayout_check(granted, manifest, precision)
+            document = answer.model_dump(mode="json", exclude_none=True)
+        return interfaces.localized(body.language, document, manifest, precision, granted)
 
     def _distributed_check(
         self, granted: Requests, manifest: Manifest, precision: str
@@ -650,12 +735,26 @@ class JudgeHandler:
         document: dict[str, Any] = checked.model_dump(mode="json", exclude_none=True)
         return document
 
+    def syntax_check(self, body: SyntaxCheckBody) -> dict[str, Any]:
+        """POST /syntax-check: the compiler's diagnostics for the source, in the box."""
+        self.manifest(body.kernel)
+        unbuilt = languages.refusal(body.language)
+        if unbuilt is not None:
+            raise RequestFault(f"language: {unbuilt}")
+        checked = build.syntax_check(
+            body.source, body.language, list(body.requests.startup.load),
+            self.config.build_cache_dir.parent / "boxes", self.build_limits,
+        )  # fmt: skip
+        return {"ok": checked.ok, "diagnostics": checked.diagnostics, "command": checked.command}
+
     # -- grading ---------------------------------------------------------------------------------
 
-    def grade(self, submission: Submission, route: str) -> GradeOutcome:
-        """Build, run and grade one submission and record it; RequestFault before any build. A
-        grade on the hidden inputs is answered and recorded as hidden_answer leaves it, and
-        /submit takes no preset: it always grades at grading.preset."""
+    def grade(
+        self, submission: Submission, route: str, caller: Caller | None = None
+    ) -> GradeOutcome:
+        """Build, run and grade one submission and record it with its `caller`; RequestFault
+        before any build. A grade on the hidden inputs is answered and recorded as hidden_answer
+        leaves it, and /submit takes no preset: it always grades at grading.preset."""
         if route == "submit" and submission.preset is not None:
             raise RequestFault(
                 f"preset: /submit grades at the configured preset (grading.preset: "
@@ -674,24 +773,26 @@ class JudgeHandler:
             submission.requests, granted, manifest, submission.language, sizes, label
         )
         if refusal is not None:
-            refused_requests(self.engine, submission, granted, refusal, route, problem.precision)
+            refused_requests(
+                self.engine, submission, granted, refusal, route, problem.precision, caller,
+                self.identity,
+            )  # fmt: skip
             raise RequestFault(refusal)
         with self._grade_slots:
             outcome = self._grade_unrecorded(submission, manifest, problem, granted, route)
-        return self._recorded(outcome, manifest, granted)
+        return self._recorded(outcome, manifest, granted, caller=caller)
 
     def _recorded(
         self, outcome: GradeOutcome, manifest: Manifest, granted: Requests | None = None,
-        of_grade_id: int | None = None,
+        of_grade_id: int | None = None, caller: Caller | None = None,
     ) -> GradeOutcome:  # fmt: skip
-        """The outcome as recorded and answered: cut down on a hidden route (its row keeps the
-        reps' times, which GET /grades does not show), with its grade id."""
+        """The outcome as recorded (with who asked) and answered: cut down on a hidden route (its
+        row keeps the reps' times, which GET /grades does not show), with its grade id."""
         answer = outcome
         if is_hidden_route(outcome.route):
             answer = outcome.hidden(kernels.output_names(manifest))
-        grade_id = results_db.add_grade(
-            self.engine, answer.record(outcome.timing), granted, of_grade_id=of_grade_id
-        )
+        row = {**answer.record(outcome.timing), **(caller or Caller()).record(), **self.identity}
+        grade_id = results_db.add_grade(self.engine, row, granted, of_grade_id=of_grade_id)
         return answer.model_copy(update={"grade_id": grade_id, "of_grade_id": of_grade_id})
 
     def verify(self, grade_id: int, source: str) -> GradeOutcome:
@@ -711,6 +812,9 @@ class JudgeHandler:
                 f"({row['source_sha256'][:12]}...)"
             )
         requests = results_db.requests_of_row(row)
+        unbuilt = languages.refusal(row["language"])
+        if unbuilt is not None:
+            raise RequestFault(f"grade {grade_id}: language: {unbuilt}")
         submission = Submission(
             kernel=row["kernel"], language=row["language"], source=source,
             requests=json.loads(requests.to_json() or "{}") or None,
@@ -770,6 +874,10 @@ class JudgeHandler:
         outcome.build = BuildInfo(cached=built.cached, build_ns=built.build_ns)
         if not built.ok or built.library is None:
             return outcome.failed(built.reason or "build failed", built.log)
+        outcome = self._with_calls(outcome, calls.library_calls(
+            built.library, calls.offered_models(), self.config.sandbox_dir, self.build_limits))  # fmt: skip
+        if outcome.reason is not None:
+            return outcome
         sizes = manifest.preset_sizes(preset)
         scalars = manifest.preset_scalars(preset)
         problems = self._problems(manifest, preset, precision, seed, sizes, scalars)
@@ -792,8 +900,9 @@ class JudgeHandler:
                 HIDDEN_CONVERSION_FAILED if hidden else f"the sparse conversion failed: {error}"
             )
             return outcome.failed(failure)
+        delivery = languages.language(submission.language).delivery
         run = self._run(built.library, manifest, precision, sizes, reps, pointers, conversion,
-                        conversion_files)  # fmt: skip
+                        conversion_files, delivery)  # fmt: skip
         outcome.protections = run.protections
         if not run.ok:
             return outcome.failed(HIDDEN_RUN_FAILED if hidden else run.reason or "the run failed")
@@ -850,7 +959,7 @@ class JudgeHandler:
 
     def _mpi_grade(
         self, manifest: Manifest, requests: Requests, source: str, problem: Problem,
-        preset: str, seed: int,
+        preset: str, seed: int, language: str = "c",
     ) -> mpi_driver.DistributedGrade:  # fmt: skip
         """One distributed grade at mpi.ranks under the configured launcher, in a private run
         directory that is removed afterwards; builds are cached under the build cache."""
@@ -865,7 +974,7 @@ class JudgeHandler:
                 timeout_s=self.config.sandbox.timeout_s, band=problem.band,
                 limits=self.limits,
                 build_directory=self.config.build_cache_dir / "mpi",
-                residency=self.config.mpi.residency,
+                residency=self.config.mpi.residency, language=language,
             )  # fmt: skip
         finally:
             shutil.rmtree(directory, ignore_errors=True)
@@ -881,10 +990,20 @@ class JudgeHandler:
     ) -> GradeOutcome:
         """A distributed grade, recorded like a single-node one: native_ns is the credited repeat
         (the fastest, each timed by the supervisor across ranks), the conversions its casts."""
+        # The calls of a C submission on host tiles are read (mpicc -c); a device one is CUDA C++
+        # that nvcc builds.
+        if submission.language == "c" and not mpi_driver.requested_device_arrays(
+            granted, manifest, self.config.mpi.residency
+        ):
+            outcome = self._with_calls(outcome, calls.distributed_calls(
+                submission.source, self.config.sandbox_dir, self.build_limits))  # fmt: skip
+            if outcome.reason is not None:
+                return outcome
         try:
             grade = self._mpi_grade(
-                manifest, granted, submission.source, problem, outcome.preset, seed
-            )
+                manifest, granted, submission.source, problem, outcome.preset, seed,
+                submission.language,
+            )  # fmt: skip
         except (RequestError, ValueError, OSError) as error:
             return outcome.failed(f"the distributed grade could not run: {error}")
         outcome.distributed = grade.to_json()
@@ -909,6 +1028,15 @@ class JudgeHandler:
                 "max_rel_error": error if error is not None and np.isfinite(error) else None,
             }
         )
+
+    def _with_calls(self, outcome: GradeOutcome, report: calls.CallReport | None) -> GradeOutcome:
+        """The outcome with its submission's calls and findings; failed where the setup's
+        grading.refuse_findings refuses one of them (findings otherwise only inform)."""
+        if report is None:
+            return outcome
+        outcome = outcome.model_copy(update=calls_answer(report))
+        refusal = report.refusal(self.config.grading.refuse_findings)
+        return outcome if refusal is None else outcome.failed(refusal)
 
     def _distributed_baseline(
         self, manifest: Manifest, problem: Problem, preset: str, seed: int
@@ -979,8 +1107,12 @@ class JudgeHandler:
         pointers: list[str],
         conversion: dict[str, Any] | None = None,
         conversion_files: Path | None = None,
+        delivery: str = "library",
+        threads: int | None = None,
+        probe: runner.BoxProbe | None = None,
     ) -> runner.RunResult:
-        """One timed run in a box: a warm-up and timed reps, each on inputs of its own."""
+        """One timed run in a box: a warm-up and timed reps, each on inputs of its own; `threads`
+        (default sandbox.threads) and a profiler's `probe` for POST /profile."""
         return runner.run_kernel(
             library=library,
             symbol=abi.symbol(manifest, precision),
@@ -991,9 +1123,11 @@ class JudgeHandler:
             warmup=self.config.grading.warmup,
             workdir_root=self.config.sandbox_dir,
             limits=self.limits,
-            threads=self.config.sandbox.threads,
+            threads=self.config.sandbox.threads if threads is None else threads,
             conversion=conversion,
             conversion_files=conversion_files,
+            delivery=delivery,
+            probe=probe,
         )
 
     def _rep_inputs(
@@ -1014,9 +1148,10 @@ class JudgeHandler:
             return [runner.RepInput(p.inputs, trailing) for p in problems], pointers
         dense = self._dense_arrays(granted, manifest, precision)
         reps = []
-        for rep in problems:
+        for index, rep in enumerate(problems):
+            # The first rep's conversion loads the format's library untimed first.
             prepared = sparse.prepare_sparse_run(
-                manifest, granted, precision, sizes, scalars, rep.inputs, dense
+                manifest, granted, precision, sizes, scalars, rep.inputs, dense, warm=index == 0
             )
             pointers = prepared.pointers
             reps.append(runner.RepInput(prepared.inputs, prepared.trailing_arguments,
@@ -1170,6 +1305,14 @@ def _validation_detail(error: RequestValidationError) -> str:
     return "; ".join(parts) or "malformed request body"
 
 
+def caller_of(request: Request) -> Caller:
+    """The caller a call's headers name (envelope.CALLER_HEADERS); a 400 naming a bad header."""
+    try:
+        return Caller.from_headers(request.headers)
+    except ValueError as error:
+        raise RequestFault(f"headers: {error}") from None
+
+
 def create_app(config: Config) -> FastAPI:
     """The judge's HTTP service over one JudgeHandler."""
     handler = JudgeHandler(config)
@@ -1199,25 +1342,26 @@ def create_app(config: Config) -> FastAPI:
             "status": "ok",
             "kernels": len(kernels.kernel_names()),
             "sandbox": list(sandbox.machine_protections()),
+            **handler.identity,
         }
 
     @app.get("/tasks")
-    def tasks() -> list[dict[str, Any]]:
-        return handler.tasks()
+    def tasks(track: str | None = None) -> list[dict[str, Any]]:
+        return handler.tasks(track)
 
     @app.get("/task/{kernel}")
-    def task(kernel: str) -> dict[str, Any]:
-        return handler.task(kernel)
+    def task(kernel: str, language: str = "c") -> dict[str, Any]:
+        return handler.task(kernel, language)
 
     @app.post("/score", response_model=GradeOutcome)
-    def score(submission: Submission) -> GradeOutcome:
-        """Grade on the public inputs; recorded on route score."""
-        return handler.grade(submission, "score")
+    def score(submission: Submission, request: Request) -> GradeOutcome:
+        """Grade on the public inputs; recorded on route score with the caller its headers name."""
+        return handler.grade(submission, "score", caller_of(request))
 
     @app.post("/submit", response_model=GradeOutcome)
-    def submit(submission: Submission) -> GradeOutcome:
+    def submit(submission: Submission, request: Request) -> GradeOutcome:
         """The graded, leaderboard route: hidden inputs; recorded on route submit."""
-        return handler.grade(submission, "submit")
+        return handler.grade(submission, "submit", caller_of(request))
 
     @app.post("/requests/check")
     def requests_check(body: RequestsCheckBody) -> dict[str, Any]:
@@ -1225,12 +1369,32 @@ def create_app(config: Config) -> FastAPI:
         refused with the reason a submission would get."""
         return handler.check(body)
 
+    @app.post("/profile")
+    def profile(body: ProfileBody) -> dict[str, Any]:
+        """Times the source per thread count on the public inputs and, with tool perf or papi,
+        reads counters where the machine allows them; grades and records nothing."""
+        from hb import profiling
+
+        return profiling.profile(handler, body)
+
+    @app.post("/syntax-check")
+    def syntax_check(body: SyntaxCheckBody) -> dict[str, Any]:
+        """Compiles the source in the box with the judge's flags and -fsyntax-only; builds,
+        grades and records nothing."""
+        return handler.syntax_check(body)
+
     @app.get("/grades")
     def grades(
-        kernel: str | None = None, route: str | None = None, limit: int = 50
-    ) -> list[dict[str, Any]]:
-        rows = results_db.list_grades(handler.engine, kernel, route, min(max(limit, 1), 1000))
-        return [public_row({**row, "created_at": row["created_at"].isoformat()}) for row in rows]
+        kernel: str | None = None, route: str | None = None, limit: int = 50,
+        experiment: str | None = None, agent_id: str | None = None,
+    ) -> list[dict[str, Any]]:  # fmt: skip
+        rows = results_db.list_grades(
+            handler.engine, kernel, route, min(max(limit, 1), 1000), experiment, agent_id
+        )
+        return [web.shown_row(row) for row in rows]
+
+    # The results page at / and the read-only routes it reads (hb.web).
+    web.mount(app, handler)
 
     @app.exception_handler(HTTPException)
     async def _http(_: Request, error: HTTPException) -> JSONResponse:

@@ -14,6 +14,8 @@ and never less than RESOLUTION_NS.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import os
 import select
@@ -26,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from hb.distributed.driver import LAYOUT_MAGIC
-from hb.sandbox import BoxCommand, freeze
+from hb.sandbox import BoxCommand, Freezer
 
 CALIBRATION_PINGS = 25
 PINGS_PER_REP = 5
@@ -60,6 +62,22 @@ class _Channel:
             os.write(fd, message)
         self.expect(answer, len(self.go))
 
+    def line(self) -> bytes:
+        """The rest of an answer's line (after its first byte), within the deadline."""
+        parts: list[bytes] = []
+        while len(parts) < 256:
+            self.expect_any()
+            byte = os.read(self.done, 1)
+            if byte in (b"", b"\n"):
+                return b"".join(parts)
+            parts.append(byte)
+        raise RunFailure("protocol: an answer's line is too long")
+
+    def expect_any(self) -> None:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0 or not select.select([self.done], [], [], remaining)[0]:
+            raise RunFailure("timeout")
+
     def expect(self, answer: bytes, count: int = 1) -> None:
         for _ in range(count):
             remaining = self.deadline - time.monotonic()
@@ -71,6 +89,78 @@ class _Channel:
             got = os.read(self.done, 1)
             if got != answer:
                 raise RunFailure("ended" if got == b"" else f"protocol: {got!r}")
+
+
+class _iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("length", ctypes.c_size_t)]
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+for _name in ("process_vm_writev", "process_vm_readv"):
+    getattr(_libc, _name).restype = ctypes.c_ssize_t
+    getattr(_libc, _name).argtypes = [ctypes.c_int, ctypes.POINTER(_iovec), ctypes.c_ulong,
+                                      ctypes.POINTER(_iovec), ctypes.c_ulong, ctypes.c_ulong]  # fmt: skip
+
+
+class _BoxMemory:
+    """The region of the box runner's own memory that holds a call's arguments, written and read
+    from outside with process_vm_writev/readv while the box is frozen. The runner's id is the one
+    it gives in the box, matched to a process of the box's own cgroup (or of the process tree the
+    judge started), so that nothing outside the box is ever written."""
+
+    def __init__(self, pid: int, base: int, size: int) -> None:
+        self.pid, self.base, self.size = pid, base, size
+
+    def _transfer(self, name: str, offset: int, buffer: int, length: int) -> None:
+        if offset < 0 or offset + length > self.size:
+            raise RunFailure("protocol: a transfer outside the arguments' region")
+        done = 0
+        while done < length:
+            local = _iovec(buffer + done, length - done)
+            remote = _iovec(self.base + offset + done, length - done)
+            moved = getattr(_libc, name)(
+                self.pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0
+            )
+            if moved <= 0:
+                raise RunFailure(
+                    f"staging: {os.strerror(ctypes.get_errno()) if moved else 'nothing moved'}"
+                )
+            done += moved
+
+    def write(self, offset: int, array: np.ndarray) -> None:
+        array = np.ascontiguousarray(array)
+        self._transfer("process_vm_writev", offset, array.ctypes.data, array.nbytes)
+
+    def read(self, offset: int, like: np.ndarray) -> np.ndarray:
+        out = np.empty(like.shape, dtype=like.dtype)
+        self._transfer("process_vm_readv", offset, out.ctypes.data, out.nbytes)
+        return out
+
+
+def _box_pids(control: tuple[str, int] | None, root: int) -> list[int]:
+    """The host ids of the box's processes: its cgroup's members, or the judge-started tree."""
+    if control is not None:
+        with contextlib.suppress(OSError):
+            text = (Path(control[0]) / "cgroup.procs").read_text()
+            return [int(pid) for pid in text.split()]
+    found, pending = [], [root]
+    while pending:
+        pid = pending.pop()
+        found.append(pid)
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                pending += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+def _host_pid(box_pid: int, control: tuple[str, int] | None, root: int) -> int:
+    """The host id of the box process whose own id in the box is `box_pid`."""
+    for pid in _box_pids(control, root):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("NSpid:") and int(line.split()[-1]) == box_pid:
+                    return pid
+    raise RunFailure("protocol: the runner named a process that is not in its box")
 
 
 class _Arena:
@@ -120,6 +210,7 @@ class _Session:
     def __init__(self, jobdir: Path, job: dict[str, Any], arenas: list[_Arena], callers: int,
                  extra_arguments: list[str]) -> None:  # fmt: skip
         self.control = tuple(job["freeze"]) if job.get("freeze") else None
+        self.freezer = Freezer(self.control) if self.control else None
         self.trips: list[int] = []
         self.arenas = arenas
         pipes = [os.pipe() for _ in range(callers)]
@@ -127,13 +218,15 @@ class _Session:
         inherited = [a.fd for a in arenas] + [r for r, _ in pipes] + [done_write]
         for fd in inherited:
             os.set_inheritable(fd, True)
-        if callers == 1 and len(arenas) == 1:
-            arguments = [str(arenas[0].fd), str(pipes[0][0]), str(done_write)]
+        if callers == 1 and not arenas:
+            arguments = [str(pipes[0][0]), str(done_write)]
         else:
             arguments = [",".join(str(a.fd) for a in arenas), ",".join(str(r) for r, _ in pipes),
                          str(done_write)]  # fmt: skip
-        command = BoxCommand.from_json(job["box"]).with_argv(
-            [*extra_arguments, *arguments], inherited
+        command = (
+            BoxCommand.from_json(job["box"])
+            .remap(_received)
+            .with_argv([*extra_arguments, *arguments], inherited)
         )
         with open(jobdir / "box.stdout", "wb") as out, open(jobdir / "box.stderr", "wb") as err:
             self.process = command.popen(Path(job["box_dir"]), out.fileno(), err.fileno())
@@ -143,7 +236,7 @@ class _Session:
         self.channel = _Channel([w for _, w in pipes], done_read, self.process, deadline)
 
     def stop(self, frozen: bool) -> bool:
-        return freeze(self.control, frozen) if self.control else True
+        return self.freezer.set(frozen) if self.freezer else True
 
     def calibrate(self, count: int) -> None:
         """Empty exchanges through the same thaw, pipes and freeze as a timed call."""
@@ -178,8 +271,9 @@ class _Session:
             self.stop(False)
             for fd in self.channel.go:
                 os.write(fd, b"q")
-        if self.control is not None:
-            freeze(self.control, False)
+        if self.freezer is not None:
+            self.freezer.set(False)
+            self.freezer.close()
         try:
             remaining = self.channel.deadline - time.monotonic()
             self.process.wait(timeout=max(0.1, min(5.0, remaining)))
@@ -208,7 +302,7 @@ def _run(jobdir: Path, job: dict[str, Any], arenas: list[_Arena], callers: int,
 
 
 def supervise(jobdir: Path) -> dict[str, Any]:
-    """A single-node run: one arena, the box runner calling the kernel."""
+    """A single-node run: the box runner calling the kernel on arguments in its own memory."""
     job = json.loads((jobdir / JOB_FILE).read_text())
     if job.get("mode") == "ranks":
         return supervise_ranks(jobdir, job)
@@ -217,53 +311,69 @@ def supervise(jobdir: Path) -> dict[str, Any]:
     pointers: list[str] = job["pointers"]
     output_names: list[str] = job["outputs"]
     workspace_bytes = int(job["workspace_bytes"])
-    arena = _Arena()
+    # A python delivery's runner is told each array's dtype and shape (hb.pybox).
+    describe_arrays = job.get("delivery") == "python"
 
     def body(session: _Session, report: dict[str, Any]) -> None:
         channel = session.channel
-        # Arguments for the calibration: an empty arena; the pings never call the kernel.
-        arena.ensure(ALIGN)
-        channel.ask(
-            _arguments(arena.size, [0] * len(pointers), job["reps"][0]["trailing"], 0, 0), b"r"
-        )
+
+        def place(size: int, offsets: list[int], trailing: list[dict[str, Any]],
+                  workspace_offset: int,
+                  arrays: list[np.ndarray] | None = None) -> _BoxMemory:  # fmt: skip
+            # The box is thawed only to take the layout: no input is in its memory yet.
+            session.stop(False)
+            channel.ask(
+                _arguments(size, offsets, trailing, workspace_offset, workspace_bytes,
+                           arrays if describe_arrays else None),
+                b"r",
+            )  # fmt: skip
+            try:
+                box_pid, base = (int(field) for field in channel.line().split())
+            except ValueError:
+                raise RunFailure("protocol: the runner's answer has no address") from None
+            if not session.stop(True):
+                raise RunFailure("freeze")
+            return _BoxMemory(_host_pid(box_pid, session.control, session.process.pid), base, size)
+
+        # The first pings reach the runner before it loads the submission (at the first "a"),
+        # so the fastest round trip is one the submission could not slow down.
         session.stop(True)
         session.calibrate(CALIBRATION_PINGS)
+        zeros = np.zeros(max(workspace_bytes, 1), dtype=np.uint8)
+        # The kernel-side buffers are made (and faulted in) by the first rep and refilled by the
+        # others; the times are relayout's own of the conversion, not of its checks.
+        kept: dict[str, Any] = {}
         for index, rep in enumerate(job["reps"]):
             with np.load(jobdir / rep["inputs"], allow_pickle=False) as archive:
                 staged = {name: archive[name].copy() for name in archive.files}
             convert_in_ns = 0
             buffers = staged
             if program is not None:
-                start = time.perf_counter_ns()
-                buffers = program.convert_in(staged, sizes)
-                convert_in_ns = time.perf_counter_ns() - start
+                buffers = kept = program.convert_in(staged, sizes, buffers=kept)
+                convert_in_ns = program.timings.convert_in_ns
             arrays = [buffers[name] if name in buffers else staged[name] for name in pointers]
             offsets, cursor = [], 0
             for array in arrays:
                 offsets.append(cursor)
                 cursor = _aligned(cursor + max(array.nbytes, 1))
             workspace_offset = cursor
-            arena.ensure(cursor + max(workspace_bytes, 1))
-            for offset, array in zip(offsets, arrays, strict=True):
-                arena.region(offset, np.ascontiguousarray(array))[...] = array
-            arena.view[workspace_offset : workspace_offset + max(workspace_bytes, 1)] = 0
-            session.stop(False)
-            channel.ask(
-                _arguments(arena.size, offsets, rep["trailing"], workspace_offset, workspace_bytes),
-                b"r",
+            memory = place(
+                cursor + zeros.nbytes, offsets, rep["trailing"], workspace_offset, arrays
             )
-            session.stop(True)
+            # [frozen] every pointer's contents and a zeroed workspace, then the timed call.
+            for offset, array in zip(offsets, arrays, strict=True):
+                memory.write(offset, array)
+            memory.write(workspace_offset, zeros)
             seen = session.timed_call()
             snapshot = {
-                name: arena.region(offset, array).copy()
+                name: memory.read(offset, array)
                 for name, offset, array in zip(pointers, offsets, arrays, strict=True)
                 if name in buffers or name in output_names
             }
             convert_out_ns = 0
             if program is not None:
-                start = time.perf_counter_ns()
                 program.convert_out(snapshot, {n: staged[n] for n in output_names}, sizes)
-                convert_out_ns = time.perf_counter_ns() - start
+                convert_out_ns = program.timings.convert_out_ns
                 outputs = {n: staged[n] for n in output_names}
             else:
                 outputs = {n: snapshot[n] for n in output_names}
@@ -275,7 +385,7 @@ def supervise(jobdir: Path) -> dict[str, Any]:
                 "convert_out_ns": convert_out_ns,
             })  # fmt: skip
 
-    return _run(jobdir, job, [arena], 1, body)
+    return _run(jobdir, job, [], 1, body)
 
 
 def supervise_ranks(jobdir: Path, job: dict[str, Any]) -> dict[str, Any]:
@@ -320,7 +430,12 @@ def supervise_ranks(jobdir: Path, job: dict[str, Any]) -> dict[str, Any]:
     def body(session: _Session, report: dict[str, Any]) -> None:
         session.channel.expect(b"r", ranks)  # every rank is through MPI_Init and mapped
         session.stop(True)
+        # The first pings before the ranks load the submission ("l"), so that nothing it does can
+        # slow the fastest round trip (and so lower its own time).
         session.calibrate(CALIBRATION_PINGS)
+        session.stop(False)
+        session.channel.ask(b"l", b"d")
+        session.stop(True)
         for index, name in enumerate(job["reps"]):
             with np.load(jobdir / name, allow_pickle=False) as archive:
                 inputs = {key: archive[key] for key in archive.files}
@@ -393,14 +508,18 @@ def _narrow_dtype(precision: str) -> Any:
 
 
 def _arguments(size: int, offsets: list[int], trailing: list[dict[str, Any]], workspace_offset: int,
-               workspace_bytes: int) -> bytes:  # fmt: skip
-    message = {
+               workspace_bytes: int, arrays: list[np.ndarray] | None = None) -> bytes:  # fmt: skip
+    message: dict[str, Any] = {
         "size": size,
         "offsets": offsets,
         "trailing": [entry["value"] for entry in trailing],
         "workspace_offset": workspace_offset,
         "workspace_bytes": workspace_bytes,
     }
+    if arrays is not None:
+        from hb.pybox import describe as describe_array
+
+        message["arrays"] = [describe_array(array) for array in arrays]
     return b"a" + json.dumps(message).encode() + b"\n"
 
 
@@ -413,13 +532,49 @@ def describe(error: BaseException) -> str:
     return str(error) or "an internal error of the judge"
 
 
-def main(argv: list[str]) -> int:
-    jobdir = Path(argv[1])
+# The descriptors the current job brought, by their numbers in the judge (serve()).
+_received: dict[int, int] = {}
+
+
+def run_job(jobdir: Path) -> None:
+    """Supervise the job in `jobdir` and write its result there."""
     try:
         report = supervise(jobdir)
     except Exception as error:  # reported as the run's failure, never as a traceback
         report = {"ok": False, "reps": [], "failure": f"supervisor: {describe(error)}"}
     (jobdir / RESULT_FILE).write_text(json.dumps(report))
+
+
+def serve(fd: int) -> int:
+    """One job at a time from the judge (hb.supervisor_pool): a job directory and the box
+    command's descriptors on the socket `fd`, answered "done" once its result is written."""
+    import socket
+
+    channel = socket.socket(fileno=fd)
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(channel, 65536, 64)
+        except OSError:
+            return 0
+        if not message:
+            return 0
+        request = json.loads(message)
+        _received.clear()
+        _received.update(zip(request["fds"], fds, strict=False))
+        try:
+            run_job(Path(request["jobdir"]))
+        finally:
+            for received in fds:
+                with contextlib.suppress(OSError):
+                    os.close(received)
+            _received.clear()
+        channel.sendall(b"done\n")
+
+
+def main(argv: list[str]) -> int:
+    if argv[1:2] == ["--serve"]:
+        return serve(int(argv[2]))
+    run_job(Path(argv[1]))
     return 0
 
 

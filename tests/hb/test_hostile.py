@@ -464,6 +464,53 @@ def test_a_forged_result_does_not_change_the_time(judge, mode: str) -> None:
         assert min(body["distributed"]["rep_seconds"]) >= SLOW_CALL_MS / 1000
 
 
+def test_a_library_that_slows_the_pings_does_not_lower_its_time(judge) -> None:
+    # The library reaches into the runner that loads it and delays every ping it answers, so
+    # that a round trip calibrated after the load would be subtracted from a slow call.
+    attack = f"""
+    extern int PyGILState_Ensure(void); extern void PyGILState_Release(int);
+    extern int PyRun_SimpleString(const char *);
+    __attribute__((constructor)) static void slow_pings(void) {{
+        int state = PyGILState_Ensure();
+        PyRun_SimpleString(
+            "import os, time\\n"
+            "_read = os.read\\n"
+            "def read(fd, n):\\n"
+            "    got = _read(fd, n)\\n"
+            "    if got == b'p': time.sleep(0.05)\\n"
+            "    return got\\n"
+            "os.read = read\\n");
+        PyGILState_Release(state);
+    }}
+    static int attack(void) {{ struct timespec t = {{0, {SLOW_CALL_MS} * 1000000L}}; nanosleep(&t, NULL); return 0; }}
+    """
+    body = grade(judge, "single", attack)
+    assert body["correct"] is True, body["reason"]
+    assert body["timing"]["round_trip_ns"] < 10_000_000
+    assert body["native_ns"] >= SLOW_CALL_MS * 1_000_000
+
+
+@pytest.mark.skipif(
+    not Path(mpicc_path()).exists(), reason="MPICH's mpicc is not beside the interpreter"
+)
+def test_a_rank_that_slows_the_pings_does_not_lower_its_time(judge) -> None:
+    # The submission defines read(), which would take the driver's own reads of its commands
+    # if it were linked into the driver, and delays every ping it sees.
+    attack = f"""
+    ssize_t read(int fd, void *buffer, size_t count) {{
+        ssize_t got = syscall(SYS_read, fd, buffer, count);
+        if (got == 1 && ((char *)buffer)[0] == 'p') {{
+            struct timespec t = {{0, 50000000L}}; nanosleep(&t, NULL);
+        }}
+        return got;
+    }}
+    static int attack(void) {{ struct timespec t = {{0, {SLOW_CALL_MS} * 1000000L}}; nanosleep(&t, NULL); return 0; }}
+    """
+    body = grade(judge, "mpi", attack)
+    assert body["correct"] is True, body["reason"]
+    assert min(body["distributed"]["rep_seconds"]) >= SLOW_CALL_MS / 1000
+
+
 def test_done_sent_early_leaves_unfinished_outputs(judge) -> None:
     # The kernel returns at once and finishes its work on a thread of its own afterwards.
     source = (

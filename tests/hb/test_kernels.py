@@ -1,5 +1,5 @@
-"""The catalog: every manifest validates, the three fixed ABIs are exactly as published, and every
-kernel's solution.c grades correct at preset S through the whole judge (build, sandboxed run)."""
+"""The catalog's manifests and ABI: every manifest validates and the three fixed ABIs are exactly as
+published (test_catalog.py grades every kernel's solution.c at preset S in every precision)."""
 
 from __future__ import annotations
 
@@ -77,16 +77,6 @@ def test_workspace_expression_is_evaluated_without_eval() -> None:
         kernels.evaluate_size_expression("N * 8", {})
     with pytest.raises(ValueError, match="int64"):
         kernels.evaluate_size_expression("N * N", {"N": 2**40})
-
-
-@pytest.mark.parametrize("name", kernels.kernel_names())
-def test_solution_grades_correct(handler: JudgeHandler, name: str) -> None:
-    result = handler.grade(
-        Submission(kernel=name, source=kernels.solution_source(name), preset="S"), "score"
-    ).model_dump()
-    assert result["correct"], result["reason"]
-    assert result["native_ns"] > 0 and result["baseline_ns"] > 0 and result["speedup"] > 0
-    assert result["max_rel_error"] < 1e-9
 
 
 def test_fp32_problem_of_scaled_add(data_dir: Path) -> None:

@@ -76,3 +76,21 @@ def test_the_distribution_is_offered_exactly_where_it_is_accepted(
             entry = f"{kernel}_mpi_{task['precision']}("
             assert entry in task["signature"] and entry in task["requests_section"]
             assert f"{kernel}_{task['precision']}(" not in task["requests_section"]
+
+
+def test_the_machine_learning_tracks_distributed_grades_take_no_cast(tmp_path: Path) -> None:
+    config = make_config(
+        tmp_path,
+        requests={"allow": ["load", "cast", "distribute"], "precisions": ["fp16", "bf16"]},
+        grading={"datatype": "fp32"},
+    )
+    cast = {"action": "cast", "array": "x", "to": "fp16"}
+    on_ranks = json.loads(
+        mpi_descriptor.default_requests(kernels.load_manifest("softmax"), 2).to_json()
+    )
+    on_ranks["operations"].append(cast)
+    with TestClient(create_app(config)) as client:
+        refused = checked(client, "softmax", on_ranks)
+        assert refused["accepted"] is False
+        assert "machine_learning track" in refused["refusal"], refused
+        assert checked(client, "softmax", {"operations": [cast]})["accepted"] is True

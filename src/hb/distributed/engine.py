@@ -8,7 +8,6 @@ import json
 import shutil
 import struct
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -18,8 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from hb import grading, sandbox
-from hb.distributed.driver import LAYOUT_MAGIC, LAYOUT_VERSION
+from hb import grading, sandbox, supervisor_pool
+from hb.distributed.driver import (
+    LAYOUT_MAGIC,
+    LAYOUT_VERSION,
+    SUBMISSION_LIBRARY,
+    submission_library,
+)
 from hb.distributed.launch import (
     LOCAL_LAUNCHER,
     LaunchResult,
@@ -201,6 +205,9 @@ def run_distributed(
         raise ValueError(f"inputs: {len(rep_inputs)} sets for {reps} reps")
     with sandbox.Box(directory, box_limits(timeout_s, limits), threads=threads_per_rank) as box:
         box.write(DRIVER_FILE, Path(program).read_bytes(), mode=0o555)
+        library = submission_library(Path(program))
+        if library.exists():
+            box.write(SUBMISSION_LIBRARY, library.read_bytes(), mode=0o555)
         if hostfile is not None:
             # The launcher reads the hostfile inside the box (as it reads everything else).
             box.write(HOSTFILE, Path(hostfile).read_bytes())
@@ -270,10 +277,7 @@ def _supervised(
         (private / supervisor.JOB_FILE).write_text(json.dumps(job))
         started = time.monotonic()
         with runner.timing_slot(box.limits.cpus):
-            ended = subprocess.run(
-                [sys.executable, "-m", "hb.supervisor", str(private)], pass_fds=command.pass_fds,
-                capture_output=True, check=False, timeout=timeout_s + 60,
-            )  # fmt: skip
+            ended = supervisor_pool.supervise(private, command.pass_fds, timeout=timeout_s + 60)
         return _supervised_run(spec, private, ended, command.argv, time.monotonic() - started, box)
     finally:
         shutil.rmtree(private, ignore_errors=True)

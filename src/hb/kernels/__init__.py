@@ -13,6 +13,8 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from hb.precision import TOLERANCE_MATRIX, Tolerance
+
 CATALOG_DIR = Path(__file__).resolve().parent
 PRESETS = ("S", "M", "L")
 
@@ -70,6 +72,25 @@ class ScalarDecl(BaseModel):
     value: float
 
 
+class BandDecl(BaseModel):
+    """One precision's grading band in a tolerance override."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rtol: float = Field(ge=0)
+    atol: float = Field(ge=0)
+
+
+class ToleranceDecl(BaseModel):
+    """A kernel's own grading band where TOLERANCE_MATRIX cannot hold (an iterative solver's
+    stopping test, a reduction over many terms): a band per precision it widens, and why."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str = Field(min_length=1)
+    bands: dict[str, BandDecl] = Field(min_length=1)
+
+
 class Manifest(BaseModel):
     """A kernel's manifest.yaml, validated."""
 
@@ -93,9 +114,26 @@ class Manifest(BaseModel):
     # The default MPI distribution: grid extents over P and a plan-shaped entry per array.
     distribution: dict[str, Any] | None = None
     workspace_bytes: str = "0"
+    # Where the default band cannot hold: the bound per precision and the reason.
+    tolerance: ToleranceDecl | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Manifest:
+        for precision, band in (self.tolerance.bands if self.tolerance else {}).items():
+            if precision not in self.precisions:
+                raise ValueError(
+                    f"tolerance.bands.{precision}: not one of the kernel's precisions "
+                    f"{self.precisions}"
+                )
+            default = TOLERANCE_MATRIX.get(precision)
+            if default is None:
+                raise ValueError(f"tolerance.bands.{precision}: not a precision of the judge")
+            if band.rtol < default.rtol or band.atol < default.atol:
+                raise ValueError(
+                    f"tolerance.bands.{precision}: rtol={band.rtol:g} atol={band.atol:g} is "
+                    f"narrower than TOLERANCE_MATRIX's (rtol={default.rtol:g} "
+                    f"atol={default.atol:g}); an override only widens the band"
+                )
         if (self.track == "loop_level") != (self.transformation is not None):
             raise ValueError(
                 "transformation: a loop_level kernel states the one loop transformation it "
@@ -124,6 +162,12 @@ class Manifest(BaseModel):
     @property
     def fp64_only(self) -> bool:
         return self.precisions == ["fp64"]
+
+    def tolerance_bands(self) -> dict[str, Tolerance]:
+        """The bands this kernel's tolerance override gives, by precision (none without one)."""
+        if self.tolerance is None:
+            return {}
+        return {p: Tolerance(b.rtol, b.atol) for p, b in self.tolerance.bands.items()}
 
     def preset_sizes(self, preset: str) -> dict[str, int]:
         values = self.presets[preset]

@@ -1,0 +1,33 @@
+"""The numpy reference of adam_update (torch.optim.Adam's step with L2 weight decay), in float64.
+Inputs as after a few steps: param and grad uniform in [-1, 1], the first moment m uniform in
+[-0.1, 0.1] and the second moment v uniform in [0, 0.01] (a variance: never negative)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def make_inputs(
+    sizes: dict[str, int], rng: np.random.Generator, dtype: np.dtype
+) -> dict[str, np.ndarray]:
+    count = sizes["N"]
+    return {
+        "param": rng.uniform(-1.0, 1.0, count).astype(dtype),
+        "grad": rng.uniform(-1.0, 1.0, count).astype(dtype),
+        "m": rng.uniform(-0.1, 0.1, count).astype(dtype),
+        "v": rng.uniform(0.0, 0.01, count).astype(dtype),
+    }
+
+
+def reference(
+    arrays: dict[str, np.ndarray], sizes: dict[str, int], scalars: dict[str, float]
+) -> None:
+    beta1, beta2, step = scalars["beta1"], scalars["beta2"], int(scalars["step"])
+    param = arrays["param"].astype(np.float64)
+    grad = arrays["grad"] + scalars["weight_decay"] * param
+    m = beta1 * arrays["m"] + (1.0 - beta1) * grad
+    v = beta2 * arrays["v"] + (1.0 - beta2) * grad * grad
+    m_hat, v_hat = m / (1.0 - beta1**step), v / (1.0 - beta2**step)
+    arrays["param"][...] = param - scalars["lr"] * m_hat / (np.sqrt(v_hat) + scalars["eps"])
+    arrays["m"][...] = m
+    arrays["v"][...] = v
