@@ -1,0 +1,23 @@
+"""The numpy reference of syrk (lower triangle of C <- alpha A A^T + beta C) and its inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def make_inputs(
+    sizes: dict[str, int], rng: np.random.Generator, dtype: np.dtype
+) -> dict[str, np.ndarray]:
+    """C and A uniform in [0, 1) (alpha and beta are positive): every updated entry sums
+    non-negative terms, so no cancellation leaves a near-zero value outside fp32's band."""
+    n, m = sizes["N"], sizes["M"]
+    return {"C": rng.random((n, n)).astype(dtype), "A": rng.random((n, m)).astype(dtype)}
+
+
+def reference(
+    arrays: dict[str, np.ndarray], sizes: dict[str, int], scalars: dict[str, float]
+) -> None:
+    a, c = arrays["A"].astype(np.float64), arrays["C"].astype(np.float64)
+    updated = scalars["alpha"] * (a @ a.T) + scalars["beta"] * c
+    lower = np.tril_indices(sizes["N"])
+    arrays["C"][lower] = updated[lower]
