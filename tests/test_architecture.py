@@ -51,3 +51,52 @@ def test_every_module_says_what_it_is_for(package: str) -> None:
         if path.stat().st_size and not ast.get_docstring(tree):
             missing.append(str(path.relative_to(SRC)))
     assert not missing, f"modules without a docstring: {missing}"
+
+
+def module_imports(package: str) -> dict[str, dict[str, int]]:
+    """Each module of `package` and the modules of the same package it imports when it runs
+    (anywhere in it, a function's own imports included; not under `if TYPE_CHECKING`), with the
+    line of the import."""
+    modules: dict[str, Path] = {}
+    for path in (SRC / package).rglob("*.py"):
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        modules[".".join(parts)] = path
+    graph: dict[str, dict[str, int]] = {name: {} for name in modules}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(), filename=str(path))
+        typing_only = {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for inner in ast.walk(node)
+        }
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    targets.append(full if full in modules else node.module)
+            for target in targets:
+                while target and target not in modules:
+                    target = target.rpartition(".")[0]
+                if target and target not in (name, package):
+                    graph[name].setdefault(target, node.lineno)
+    return graph
+
+
+@pytest.mark.parametrize("package", ["hb", "usis"])
+def test_no_two_modules_import_each_other(package: str) -> None:
+    graph = module_imports(package)
+    pairs = sorted(
+        f"{a} (line {graph[a][b]}) <-> {b} (line {graph[b][a]})"
+        for a in graph
+        for b in graph[a]
+        if a < b and a in graph.get(b, {})
+    )
+    assert not pairs, pairs

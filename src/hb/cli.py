@@ -257,10 +257,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_scale(args: argparse.Namespace) -> int:
-    from hb import mpi_driver
 
     try:
-        return mpi_driver.scale_command(args, _config(args))
+        return scale_command(args, _config(args))
     except (KeyError, ValueError, RuntimeError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"hb scale: {message}", file=sys.stderr)
@@ -393,7 +392,6 @@ def parser() -> argparse.ArgumentParser:
         "scale",
         help="grade one MPI submission at each rank count; print time and efficiency, write a PNG",
     )
-    from hb.mpi_driver import add_scale_arguments
 
     add_scale_arguments(scale)
     scale.set_defaults(run=cmd_scale)
@@ -425,6 +423,78 @@ def main(argv: list[str] | None = None) -> int:
         # A config or request file that does not validate: its message says what and where.
         print(f"{command}: {error}", file=sys.stderr)
         return 2
+
+
+def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of `hb scale` (the CLI adds a subparser and calls scale_command)."""
+    parser.add_argument("kernel", help="catalog kernel, e.g. scaled_add")
+    parser.add_argument("file", help="the C source defining <kernel>_mpi_<precision>")
+    parser.add_argument(
+        "--requests", help="JSON file with the request (startup.grid and operations)"
+    )
+    parser.add_argument(
+        "--precision", choices=["fp64", "fp32"], help="default: the config's grading.datatype"
+    )
+    parser.add_argument("--preset", default="S")
+    parser.add_argument("--ranks", help="comma-separated rank counts (default: mpi.rank_counts)")
+    parser.add_argument("--out", default="scaling", help="directory for the table and scaling.png")
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per rank count")
+
+
+def scale_command(args: argparse.Namespace, config: Any = None) -> int:
+    """Run `hb scale`: print the table, write scaling.png; without --requests the kernel's default
+    distribution is used. The launcher, hostfile and rank counts come from `config.mpi` (default:
+    the configuration `load_config` finds), the limits from `config.sandbox`. Returns the exit
+    status: 0 when at least one point was credited."""
+    from hb import kernels, mpi_driver
+    from hb.mpi_descriptor import default_requests
+    from hb.precision import precision_of
+    from hb.service import JudgeHandler
+    from relayout.models import Requests
+
+    config = config or load_config(getattr(args, "config", None))
+    manifest = kernels.load_manifest(args.kernel)
+    if args.requests:
+        requests = Requests.validate(Path(args.requests).read_text())
+    else:
+        requests = default_requests(manifest)
+    if not requests.startup.grid:
+        print(
+            "hb scale: the request has no startup.grid; scaling needs a distributed request",
+            file=sys.stderr,
+        )
+        return 2
+    precision = args.precision or precision_of(config.grading.datatype)
+    template, hostfile, configured = mpi_driver.launcher_settings(config.mpi)
+    counts = tuple(int(c) for c in args.ranks.split(",")) if args.ranks else configured
+    # The judge's own refusals, in its order and at the graded sizes, at each rank count: what
+    # /score would refuse there, hb scale refuses too.
+    refused = []
+    for count in counts:
+        at = config.model_copy(update={"mpi": config.mpi.model_copy(update={"ranks": count})})
+        at.environment = config.environment
+        judge = JudgeHandler(at)
+        granted = judge.granted_requests(requests, manifest)
+        sizes, label = judge.graded_sizes(manifest, args.preset)
+        refusal = judge.refusal(requests, granted, manifest, "c", sizes, label)
+        if refusal is not None:
+            refused.append((count, refusal))
+    if len(refused) == len(counts):
+        # Refused everywhere: the setup or the kernel refuses it, not one point's grid.
+        print(f"hb scale: refused: {refused[0][1]}", file=sys.stderr)
+        return 2
+    for count, refusal in refused:
+        print(f"hb scale: at {count} ranks the judge refuses it: {refusal}", file=sys.stderr)
+    points, table, png = mpi_driver.scale_requests(
+        manifest, requests, Path(args.file).read_text(), precision, directory=Path(args.out),
+        rank_counts=counts, preset=args.preset, reps=args.reps, launcher=template,
+        hostfile=hostfile, timeout_s=args.timeout, limits=config.sandbox.limits(),
+        residency=str(getattr(config.mpi, "residency", "host")),
+    )  # fmt: skip
+    print(table, end="")
+    print(f"plot: {png}")
+    return 0 if any(p.credited_s is not None for p in points) else 1
 
 
 if __name__ == "__main__":

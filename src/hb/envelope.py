@@ -165,3 +165,11 @@ CALLER_VARIABLES = {
     "experiment": "HB_EXPERIMENT",
     "setup": "HB_SETUP",
 }
+
+
+class RequestFault(Exception):
+    """A request the judge refuses before building: a 400 whose detail names the entry."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hb.precision import TOLERANCE_MATRIX, Tolerance
+
+if TYPE_CHECKING:
+    from hb.runner import RunResult
 
 
 @dataclass(frozen=True)
@@ -144,3 +148,25 @@ def mannwhitney_speedup(candidate: list[int], baseline: list[int], p: float = 0.
         middle = (low + high) / 2
         low, high = (middle, high) if faster(middle) else (low, middle)
     return 1.0 / (1.0 - low)
+
+
+@dataclass(frozen=True)
+class RepProblem:
+    """One rep's problem: its inputs at the problem precision and the reference's outputs."""
+
+    inputs: dict[str, np.ndarray]
+    expected: dict[str, np.ndarray]
+
+
+def compare_reps(run: RunResult, problems: list[RepProblem], band: Any) -> Comparison:
+    """Every rep's outputs against the reference for that rep's own inputs: correct only when
+    each is; the first failure (with its rep) is the reason, the error the worst of all."""
+    worst = 0.0
+    for index, (outputs, problem) in enumerate(zip(run.rep_outputs, problems, strict=True)):
+        result = compare_outputs(outputs, problem.expected, band)
+        worst = max(worst, result.max_relative_error)
+        if not result.correct:
+            label = "the warm-up" if index < run.warmup else f"rep {index - run.warmup + 1}"
+            reason = f"{result.reason} (on the inputs of {label})"
+            return Comparison(False, result.max_relative_error, reason)
+    return Comparison(True, worst)

@@ -4,8 +4,6 @@ and run the scaling curve; the work is done in hb.distributed."""
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,7 +33,7 @@ from hb.distributed.signature import (
 )
 from hb.distributed.tiles import GridPlan, local_shape, rank_coords, read_plan, tile_extents
 from hb.grading import rep_seed
-from hb.precision import NUMPY_DTYPES, Tolerance, precision_of
+from hb.precision import NUMPY_DTYPES, Tolerance
 from relayout.errors import RequestError
 
 __all__ = [
@@ -46,7 +44,6 @@ __all__ = [
     "DriverBuild",
     "GridPlan",
     "ScalingPoint",
-    "add_scale_arguments",
     "build_driver",
     "cast_refusal",
     "default_plan",
@@ -70,7 +67,6 @@ __all__ = [
     "read_plan",
     "requested_casts",
     "requested_device_arrays",
-    "scale_command",
     "scale_requests",
     "scale_submission",
     "symbol_arrivals",
@@ -377,75 +373,3 @@ def scale_requests(
         limits=limits, casts=requested_casts(requests),
         device=bool(requested_device_arrays(requests, manifest, residency)),
     )  # fmt: skip
-
-
-def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
-    """The arguments of `hb scale` (the CLI adds a subparser and calls scale_command)."""
-    parser.add_argument("kernel", help="catalog kernel, e.g. scaled_add")
-    parser.add_argument("file", help="the C source defining <kernel>_mpi_<precision>")
-    parser.add_argument(
-        "--requests", help="JSON file with the request (startup.grid and operations)"
-    )
-    parser.add_argument(
-        "--precision", choices=["fp64", "fp32"], help="default: the config's grading.datatype"
-    )
-    parser.add_argument("--preset", default="S")
-    parser.add_argument("--ranks", help="comma-separated rank counts (default: mpi.rank_counts)")
-    parser.add_argument("--out", default="scaling", help="directory for the table and scaling.png")
-    parser.add_argument("--reps", type=int, default=5)
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per rank count")
-
-
-def scale_command(args: argparse.Namespace, config: Any = None) -> int:
-    """Run `hb scale`: print the table, write scaling.png; without --requests the kernel's default
-    distribution is used. The launcher, hostfile and rank counts come from `config.mpi` (default:
-    the configuration `load_config` finds), the limits from `config.sandbox`. Returns the exit
-    status: 0 when at least one point was credited."""
-    from hb.config import load_config
-    from hb.mpi_descriptor import default_requests
-    from relayout.models import Requests
-
-    config = config or load_config(getattr(args, "config", None))
-    manifest = kernels.load_manifest(args.kernel)
-    if args.requests:
-        requests = Requests.validate(Path(args.requests).read_text())
-    else:
-        requests = default_requests(manifest)
-    if not requests.startup.grid:
-        print(
-            "hb scale: the request has no startup.grid; scaling needs a distributed request",
-            file=sys.stderr,
-        )
-        return 2
-    precision = args.precision or precision_of(config.grading.datatype)
-    template, hostfile, configured = launcher_settings(config.mpi)
-    counts = tuple(int(c) for c in args.ranks.split(",")) if args.ranks else configured
-    # The judge's own refusals, in its order and at the graded sizes, at each rank count: what
-    # /score would refuse there, hb scale refuses too.
-    from hb.service import JudgeHandler
-
-    refused = []
-    for count in counts:
-        at = config.model_copy(update={"mpi": config.mpi.model_copy(update={"ranks": count})})
-        at.environment = config.environment
-        judge = JudgeHandler(at)
-        granted = judge.granted_requests(requests, manifest)
-        sizes, label = judge.graded_sizes(manifest, args.preset)
-        refusal = judge.refusal(requests, granted, manifest, "c", sizes, label)
-        if refusal is not None:
-            refused.append((count, refusal))
-    if len(refused) == len(counts):
-        # Refused everywhere: the setup or the kernel refuses it, not one point's grid.
-        print(f"hb scale: refused: {refused[0][1]}", file=sys.stderr)
-        return 2
-    for count, refusal in refused:
-        print(f"hb scale: at {count} ranks the judge refuses it: {refusal}", file=sys.stderr)
-    points, table, png = scale_requests(
-        manifest, requests, Path(args.file).read_text(), precision, directory=Path(args.out),
-        rank_counts=counts, preset=args.preset, reps=args.reps, launcher=template,
-        hostfile=hostfile, timeout_s=args.timeout, limits=config.sandbox.limits(),
-        residency=str(getattr(config.mpi, "residency", "host")),
-    )  # fmt: skip
-    print(table, end="")
-    print(f"plot: {png}")
-    return 0 if any(p.credited_s is not None for p in points) else 1

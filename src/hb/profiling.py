@@ -143,7 +143,8 @@ def parse_perf_report(text: str) -> list[dict[str, Any]]:
 def profile(handler: Any, body: ProfileBody) -> dict[str, Any]:
     """The profile of `body` on `handler`'s judge (a service.JudgeHandler): RequestFault (a 400)
     for what /score refuses, for zip and unzip, and for a processor grid."""
-    from hb.service import RequestFault, compare_reps
+    from hb.envelope import RequestFault
+    from hb.grading import compare_reps
 
     manifest = handler.manifest(body.kernel)
     preset = body.preset or handler.config.grading.preset

@@ -10,7 +10,6 @@ import shutil
 import tempfile
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
@@ -37,11 +36,18 @@ from hb import (
     web,
 )
 from hb.config import Config, hidden_seed, judge_id, machine_name, prepare_data_dir
-from hb.envelope import Caller, ProfileBody, RequestsCheckBody, Submission, SyntaxCheckBody
+from hb.envelope import (
+    Caller,
+    ProfileBody,
+    RequestFault,
+    RequestsCheckBody,
+    Submission,
+    SyntaxCheckBody,
+)
 from hb.grading import (
-    Comparison,
     Problem,
-    compare_outputs,
+    RepProblem,
+    compare_reps,
     mannwhitney_speedup,
     rep_seed,
     resolve_problem,
@@ -83,38 +89,8 @@ class DistributedRequestsCheck(RequestsCheck):
     distribution: dict[str, Any] | None = None
 
 
-class RequestFault(Exception):
-    """A request the judge refuses before building: a 400 whose detail names the entry."""
-
-    def __init__(self, detail: str) -> None:
-        super().__init__(detail)
-        self.detail = detail
-
-
 class UnknownKernel(KeyError):
     """A kernel the catalog lacks: a 404."""
-
-
-@dataclass(frozen=True)
-class RepProblem:
-    """One rep's problem: its inputs at the problem precision and the reference's outputs."""
-
-    inputs: dict[str, np.ndarray]
-    expected: dict[str, np.ndarray]
-
-
-def compare_reps(run: runner.RunResult, problems: list[RepProblem], band: Any) -> Comparison:
-    """Every rep's outputs against the reference for that rep's own inputs: correct only when
-    each is; the first failure (with its rep) is the reason, the error the worst of all."""
-    worst = 0.0
-    for index, (outputs, problem) in enumerate(zip(run.rep_outputs, problems, strict=True)):
-        result = compare_outputs(outputs, problem.expected, band)
-        worst = max(worst, result.max_relative_error)
-        if not result.correct:
-            label = "the warm-up" if index < run.warmup else f"rep {index - run.warmup + 1}"
-            reason = f"{result.reason} (on the inputs of {label})"
-            return Comparison(False, result.max_relative_error, reason)
-    return Comparison(True, worst)
 
 
 def dispersion(times: list[int]) -> dict[str, float]:
@@ -874,8 +850,10 @@ class JudgeHandler:
         outcome.build = BuildInfo(cached=built.cached, build_ns=built.build_ns)
         if not built.ok or built.library is None:
             return outcome.failed(built.reason or "build failed", built.log)
-        outcome = self._with_calls(outcome, calls.library_calls(
-            built.library, calls.offered_models(), self.config.sandbox_dir, self.build_limits))  # fmt: skip
+        if submission.language != "python":  # a python delivery has no object to read
+            outcome = self._with_calls(outcome, calls.library_calls(
+                built.library, calls.offered_models(), self.config.sandbox_dir,
+                self.build_limits))  # fmt: skip
         if outcome.reason is not None:
             return outcome
         sizes = manifest.preset_sizes(preset)

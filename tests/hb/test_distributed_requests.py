@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hb import mpi_driver
+from hb import cli, mpi_driver
 from hb.config import Config
 from hb.distributed.driver import device_toolchain_refusal, mpicc_path
 from hb.kernels import CATALOG_DIR, load_manifest
@@ -133,7 +133,7 @@ def test_hb_scale_prints_the_curve(tmp_path: Path, capsys: pytest.CaptureFixture
         ).to_json()
     )  # fmt: skip
     parser = argparse.ArgumentParser()
-    mpi_driver.add_scale_arguments(parser)
+    cli.add_scale_arguments(parser)
     args = parser.parse_args(
         [
             "mat_scaled_add", str(CATALOG_DIR / "mat_scaled_add" / "solution_mpi.c"),
@@ -145,7 +145,7 @@ def test_hb_scale_prints_the_curve(tmp_path: Path, capsys: pytest.CaptureFixture
     setup = Config.model_validate(
         {"data_dir": str(tmp_path / "data"), "requests": {"allow": ["load", "distribute"]}}
     )
-    assert mpi_driver.scale_command(args, setup) == 0
+    assert cli.scale_command(args, setup) == 0
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].split()[:3] == ["ranks", "grid", "time_s"]
     assert printed[1].split()[:2] == ["1", "1x1"] and printed[1].split()[4] == "100.0%"
@@ -160,12 +160,12 @@ def test_hb_scale_runs_the_judges_refusals(
     request_file = tmp_path / "requests.json"
     request_file.write_text(requests(["P"], distribute("x", 0, 0), distribute("y", 0, 0)).to_json())
     parser = argparse.ArgumentParser()
-    mpi_driver.add_scale_arguments(parser)
+    cli.add_scale_arguments(parser)
     args = parser.parse_args(
         ["scaled_add", str(CATALOG_DIR / "scaled_add" / "solution_mpi.c"), "--requests",
          str(request_file), "--ranks", "1,2", "--out", str(tmp_path / "out")]
     )  # fmt: skip
     # A setup that does not allow a grid refuses it here as /score does, before any build.
-    assert mpi_driver.scale_command(args, Config.model_validate({"data_dir": str(tmp_path)})) == 2
+    assert cli.scale_command(args, Config.model_validate({"data_dir": str(tmp_path)})) == 2
     assert "startup.grid: this setup does not allow a processor grid" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()

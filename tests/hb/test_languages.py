@@ -54,6 +54,12 @@ def judge(data_dir: Path) -> JudgeHandler:
     return JudgeHandler(make_config(data_dir, requests=ALLOW))
 
 
+@pytest.fixture(scope="module")
+def lean_judge(data_dir: Path) -> JudgeHandler:
+    """For the C++ sweep over the catalog: one rep, no warm-up (correctness, not timing)."""
+    return JudgeHandler(make_config(data_dir, requests=ALLOW, grading={"reps": 1, "warmup": 0}))
+
+
 def cpp_version(c_source: str) -> str:
     """A C solution as C++: its includes first, then the rest `extern "C"`, `restrict` spelled
     `__restrict__`, and the workspace or an allocation converted to the pointer it initialises
@@ -84,11 +90,13 @@ def _with_baseline_at_s() -> list[str]:
 
 
 @pytest.mark.parametrize("kernel", _with_baseline_at_s())
-def test_cpp_version_of_the_c_baseline_grades_correct(judge: JudgeHandler, kernel: str) -> None:
+def test_cpp_version_of_the_c_baseline_grades_correct(
+    lean_judge: JudgeHandler, kernel: str
+) -> None:
     """The baseline compiled as C++ with the judge's C++ flags, run in the box on the grade's
     own inputs and compared with the reference like any submission (the speedup is left out: it
     needs the baseline's timing, which the catalog's own tests take)."""
-    graded_correct(judge, kernel, cpp_version(kernels.solution_source(kernel)), "cpp")
+    graded_correct(lean_judge, kernel, cpp_version(kernels.solution_source(kernel)), "cpp")
 
 
 @pytest.mark.parametrize(
