@@ -21,6 +21,7 @@ PRINTED = {
         "/requests/check p50",
     ],
     "bench_hb": ["/requests/check six operations", "check p99", "score warm build", "cached=True"],
+    "bench_results": ["grades recorded in", "GET /leaderboard", "hb report (report.md"],
     "bench_relayout_convert": [
         "| conversion | GB/s | copy bound GB/s | ratio |",
         "| cast fp64->fp32",
