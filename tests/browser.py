@@ -119,7 +119,10 @@ class Browser:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise BrowserError("Chromium did not answer in time")
-            ready, _, _ = select.select([self.from_browser], [], [], remaining)
+            # poll, not select: a test session may hold descriptors past FD_SETSIZE.
+            waiting = select.poll()
+            waiting.register(self.from_browser, select.POLLIN)
+            ready = waiting.poll(remaining * 1e3)
             if not ready:
                 continue
             data = os.read(self.from_browser, 1 << 20)

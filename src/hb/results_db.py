@@ -237,6 +237,7 @@ SCHEMA_VERSION = MIGRATIONS[-1][0]
 _MIGRATION_LOCK = 0x6862_5F6D_6967_7261  # "hb_migra"
 
 _engines: dict[str, Engine] = {}
+_POOLED_ENGINES = 16
 _engines_lock = threading.Lock()
 
 # A test's window between the grade row and its grade_requests rows (see the kill-mid-write test).
@@ -251,6 +252,10 @@ def connect(url: str) -> Engine:
         engine = make_engine(url)
         migrate(engine)
         _engines[url] = engine
+        # A process that opens many databases (a test session, a report over several) keeps the
+        # pooled connections of the latest few: an older engine still works, reconnecting on use.
+        while len(_engines) > _POOLED_ENGINES:
+            _engines.pop(next(iter(_engines))).dispose()
         return engine
 
 

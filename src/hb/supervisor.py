@@ -39,6 +39,13 @@ JOB_FILE = "job.json"
 RESULT_FILE = "result.json"
 
 
+def _readable(fd: int, timeout_s: float) -> bool:
+    """Whether `fd` has something to read within `timeout_s` (poll: no limit on fd numbers)."""
+    waiting = select.poll()
+    waiting.register(fd, select.POLLIN | select.POLLHUP)
+    return bool(waiting.poll(timeout_s * 1e3))
+
+
 class RunFailure(Exception):
     """The box failed the rep: it crashed, stopped answering, or broke the protocol."""
 
@@ -75,7 +82,7 @@ class _Channel:
 
     def expect_any(self) -> None:
         remaining = self.deadline - time.monotonic()
-        if remaining <= 0 or not select.select([self.done], [], [], remaining)[0]:
+        if remaining <= 0 or not _readable(self.done, remaining):
             raise RunFailure("timeout")
 
     def expect(self, answer: bytes, count: int = 1) -> None:
@@ -83,8 +90,7 @@ class _Channel:
             remaining = self.deadline - time.monotonic()
             if remaining <= 0:
                 raise RunFailure("timeout")
-            ready, _, _ = select.select([self.done], [], [], remaining)
-            if not ready:
+            if not _readable(self.done, remaining):
                 raise RunFailure("timeout")
             got = os.read(self.done, 1)
             if got != answer:
