@@ -556,7 +556,7 @@ def _host_loops(digits: Sequence[str], body: str) -> str:
     }}
 """
     if count == 1:
-        return f"""    #pragma omp parallel for reduction(+:errors) schedule(dynamic, 8) if(extent0 >= {PARALLEL_CELLS})
+        return f"""    #pragma omp parallel for reduction(+:errors) schedule(static) if(extent0 >= {PARALLEL_CELLS})
     for (int64_t {digits[0]} = 0; {digits[0]} < extent0; ++{digits[0]}) {{
         const int64_t position = {digits[0]};
 {body}
