@@ -511,6 +511,28 @@ def test_a_rank_that_slows_the_pings_does_not_lower_its_time(judge) -> None:
     assert min(body["distributed"]["rep_seconds"]) >= SLOW_CALL_MS / 1000
 
 
+def test_a_runner_that_names_another_process_writes_nothing_outside_its_box(judge) -> None:
+    # The library makes the runner name process 1 as its own: taken as a host id, the judge
+    # would write the inputs into the machine's init. Named in the box, it is the box's own first
+    # process, so whatever the writes do they stay in the box.
+    attack = """
+    extern int PyGILState_Ensure(void); extern void PyGILState_Release(int);
+    extern int PyRun_SimpleString(const char *);
+    __attribute__((constructor)) static void other_pid(void) {
+        int state = PyGILState_Ensure();
+        PyRun_SimpleString("import os\\nos.getpid = lambda: 1\\n");
+        PyGILState_Release(state);
+    }
+    static int attack(void) { return 0; }
+    """
+    host_init = Path("/proc/1/stat").read_text().split()[:3]
+    body = grade(judge, "single", attack)
+    # Writing into the box's first process ends the box (its namespace dies with it): a clean
+    # failure, the machine's init as it was, the judge up and nothing of the box left (grade()).
+    assert body["correct"] is False and body["reason"], body
+    assert Path("/proc/1/stat").read_text().split()[:3] == host_init
+
+
 def test_done_sent_early_leaves_unfinished_outputs(judge) -> None:
     # The kernel returns at once and finishes its work on a thread of its own afterwards.
     source = (
