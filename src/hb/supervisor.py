@@ -323,6 +323,8 @@ def supervise(jobdir: Path) -> dict[str, Any]:
     def body(session: _Session, report: dict[str, Any]) -> None:
         channel = session.channel
 
+        hosts: dict[int, int] = {}
+
         def place(size: int, offsets: list[int], trailing: list[dict[str, Any]],
                   workspace_offset: int,
                   arrays: list[np.ndarray] | None = None) -> _BoxMemory:  # fmt: skip
@@ -339,7 +341,9 @@ def supervise(jobdir: Path) -> dict[str, Any]:
                 raise RunFailure("protocol: the runner's answer has no address") from None
             if not session.stop(True):
                 raise RunFailure("freeze")
-            return _BoxMemory(_host_pid(box_pid, session.control, session.process.pid), base, size)
+            if box_pid not in hosts:  # found once, not on every rep
+                hosts[box_pid] = _host_pid(box_pid, session.control, session.process.pid)
+            return _BoxMemory(hosts[box_pid], base, size)
 
         # The first pings reach the runner before it loads the submission (at the first "a"),
         # so the fastest round trip is one the submission could not slow down.
