@@ -344,13 +344,8 @@ class HostProgram(ConversionProgram):
         buffers: dict[str, Any] = {}
         for step in self._steps(sizes):
             pointer, shape, dtype = step.pointer, step.shape, step.dtype
-            old = reuse.get(pointer.name)
-            if old is not None and not (
-                tuple(old.shape) == shape
-                and old.dtype == dtype
-                and old.flags.c_contiguous
-                and old.flags.writeable
-            ):
+            old = self._reusable(reuse, pointer, shape, dtype)
+            if old is not None and not (old.flags.c_contiguous and old.flags.writeable):
                 old = None
             if step.plain:
                 source = arrays[pointer.sources[0]]
