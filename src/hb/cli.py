@@ -447,8 +447,10 @@ def scale_command(args: argparse.Namespace, config: Any = None) -> int:
     distribution is used. The launcher, hostfile and rank counts come from `config.mpi` (default:
     the configuration `load_config` finds), the limits from `config.sandbox`. Returns the exit
     status: 0 when at least one point was credited."""
-    from hb import kernels, mpi_driver
-    from hb.mpi_descriptor import default_requests
+    from hb import kernels
+    from hb.distributed.grade import scale_requests
+    from hb.distributed.launch import launcher_settings
+    from hb.distributed.policy import default_requests
     from hb.precision import precision_of
     from hb.service import JudgeHandler
     from relayout.models import Requests
@@ -466,7 +468,7 @@ def scale_command(args: argparse.Namespace, config: Any = None) -> int:
         )
         return 2
     precision = args.precision or precision_of(config.grading.datatype)
-    template, hostfile, configured = mpi_driver.launcher_settings(config.mpi)
+    template, hostfile, configured = launcher_settings(config.mpi)
     counts = tuple(int(c) for c in args.ranks.split(",")) if args.ranks else configured
     # The judge's own refusals, in its order and at the graded sizes, at each rank count: what
     # /score would refuse there, hb scale refuses too.
@@ -486,7 +488,7 @@ def scale_command(args: argparse.Namespace, config: Any = None) -> int:
         return 2
     for count, refusal in refused:
         print(f"hb scale: at {count} ranks the judge refuses it: {refusal}", file=sys.stderr)
-    points, table, png = mpi_driver.scale_requests(
+    points, table, png = scale_requests(
         manifest, requests, Path(args.file).read_text(), precision, directory=Path(args.out),
         rank_counts=counts, preset=args.preset, reps=args.reps, launcher=template,
         hostfile=hostfile, timeout_s=args.timeout, limits=config.sandbox.limits(),

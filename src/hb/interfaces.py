@@ -302,10 +302,11 @@ def localized(
     if language in ("c", "cuda") or not document.get("accepted") or not document.get("signature"):
         return document
     if requests.startup.grid:
-        from hb import mpi_driver
+        from hb.distributed.grade import requested_casts
+        from hb.distributed.signature import DistributedKernel
 
-        kernel = mpi_driver.DistributedKernel.from_manifest(manifest)
-        entry = mpi_entry(kernel, precision, mpi_driver.requested_casts(requests))
+        kernel = DistributedKernel.from_manifest(manifest)
+        entry = mpi_entry(kernel, precision, requested_casts(requests))
     else:
         from hb import sparse
 

@@ -71,7 +71,7 @@ def task_actions(
     fp64-only kernel under a grading.precision_override_kernels entry takes them, as the judge
     lets them stand), single-node layouts on dense arrays when not distributed, format on sparse
     arrays."""
-    from hb import mpi_driver
+    from hb.distributed.signature import DistributedKernel
 
     has_sparse = any(a.is_sparse for a in manifest.arrays)
     distributable = (
@@ -79,7 +79,7 @@ def task_actions(
         and not has_sparse
         and language in languages.LANGUAGES
         and languages.LANGUAGES[language].mpi
-        and mpi_driver.DistributedKernel.from_manifest(manifest).refusal() is None
+        and DistributedKernel.from_manifest(manifest).refusal() is None
     )
     return allowances.actions(
         has_floating_dense=any(a.is_floating and not a.is_sparse for a in manifest.arrays),
@@ -107,15 +107,16 @@ def task_precision(manifest: Manifest, config: Config) -> tuple[str, str | None]
 
 def _mpi_facts(manifest: Manifest, precision: str, offer: RequestActions) -> dict[str, Any] | None:
     """The distributed task's entry point and default distribution (short-form operations)."""
-    from hb import mpi_descriptor, mpi_driver
+    from hb.distributed.policy import default_grid, default_requests
+    from hb.distributed.signature import DistributedKernel
 
-    kernel = mpi_driver.DistributedKernel.from_manifest(manifest)
+    kernel = DistributedKernel.from_manifest(manifest)
     if kernel.refusal() is not None or not manifest.distribution:
         return None
-    default = mpi_descriptor.json_of(mpi_descriptor.default_requests(manifest))
+    default = default_requests(manifest).to_dict()
     return {
         "agent_grid": offer.grid,
-        "grid": json.dumps(mpi_descriptor.default_grid(manifest)),
+        "grid": json.dumps(default_grid(manifest)),
         "prototype": kernel.c_prototype(precision),
         "default": json.dumps(default, sort_keys=True),
         "calls": calls.reference_mpi_calls(manifest.name),
@@ -154,9 +155,9 @@ def build_context(
         "mpi": _mpi_facts(manifest, precision, offer) if grid_actions else None,
     }
     if distributed:
-        from hb import mpi_driver
+        from hb.distributed.signature import DistributedKernel
 
-        facts["mpi_prototype"] = mpi_driver.DistributedKernel.from_manifest(manifest).c_prototype(
+        facts["mpi_prototype"] = DistributedKernel.from_manifest(manifest).c_prototype(
             precision
         )
     sparse_text = (

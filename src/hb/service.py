@@ -25,8 +25,6 @@ from hb import (
     interfaces,
     kernels,
     languages,
-    mpi_descriptor,
-    mpi_driver,
     prompts,
     results_db,
     runner,
@@ -36,6 +34,17 @@ from hb import (
     web,
 )
 from hb.config import Config, hidden_seed, judge_id, machine_name, prepare_data_dir
+from hb.distributed.engine import DistributedGrade
+from hb.distributed.grade import (
+    distributed_refusal,
+    grade_submission,
+    lower_plan,
+    requested_casts,
+    requested_device_arrays,
+)
+from hb.distributed.launch import launcher_settings
+from hb.distributed.policy import default_grid, default_requests
+from hb.distributed.signature import DistributedKernel, describe_plan, entry_signature
 from hb.envelope import (
     Caller,
     ProfileBody,
@@ -84,7 +93,7 @@ class DistributedRequestsCheck(RequestsCheck):
     """/requests/check's answer on a distributed request: relayout's RequestsCheck (arrays, the
     plan at mpi.ranks) with the MPI entry point as its signature, and `distribution`: which size
     symbols arrive local or global and each rank's coordinates, size values and tile extents at
-    the grading preset (mpi_driver.describe_plan)."""
+    the grading preset (describe_plan)."""
 
     distribution: dict[str, Any] | None = None
 
@@ -111,7 +120,7 @@ def with_task_grid(
     """Under requests.grid: task the judge sets the kernel's default grid: the request as granted."""
     if allowances.grid != "task" or requests.startup.grid:
         return requests
-    grid = mpi_descriptor.default_grid(manifest)
+    grid = default_grid(manifest)
     if not grid:
         return requests
     document = json.loads(requests.to_json() or "{}")
@@ -204,7 +213,7 @@ def distributed_request_refusal(
     requests: Requests, manifest: Manifest, language: str, config: Config, precision: str
 ) -> str | None:
     """Why a distributed grade (startup.grid, or any request under mpi.grade_distributed) cannot
-    go ahead: a C delivery, a grid, then mpi_driver.distributed_refusal (the kernel's arrays, the
+    go ahead: a C delivery, a grid, then distributed_refusal (the kernel's arrays, the
     grid spanning mpi.ranks, the lowering, the plan's allowlists, place and residency (device
     tiles need a CUDA device) and the casts). A kernel with a sparse array is refused first, with the grid or without it:
     distributing a sparse format is not implemented yet (spec §3.2)."""
@@ -232,7 +241,7 @@ def distributed_request_refusal(
             f"language: a distributed grade links the submission with the generated MPI driver, "
             f"which builds {', '.join(built)} (got {language!r})"
         )
-    return mpi_driver.distributed_refusal(
+    return distributed_refusal(
         requests,
         manifest,
         precision,
@@ -503,7 +512,7 @@ class JudgeHandler:
         if language == "c":
             return signature
         if on_ranks:
-            kernel = mpi_driver.DistributedKernel.from_manifest(manifest)
+            kernel = DistributedKernel.from_manifest(manifest)
             return interfaces.render(language, interfaces.mpi_entry(kernel, precision), signature)
         default = Requests()
         if sparse.has_sparse(manifest):
@@ -517,7 +526,7 @@ class JudgeHandler:
 
     def _task_signature(self, manifest: Manifest, precision: str) -> str:
         if self.config.mpi.grade_distributed and manifest.distribution:
-            kernel = mpi_driver.DistributedKernel.from_manifest(manifest)
+            kernel = DistributedKernel.from_manifest(manifest)
             if kernel.refusal() is None:
                 return kernel.c_prototype(precision) + ";"
         return abi.default_signature(manifest, precision)
@@ -528,19 +537,19 @@ class JudgeHandler:
         distribution described at mpi.ranks (size symbols local or global, each rank's tiles)."""
         if "distribute" not in self.allowances.allow or not manifest.distribution:
             return {}
-        kernel = mpi_driver.DistributedKernel.from_manifest(manifest)
+        kernel = DistributedKernel.from_manifest(manifest)
         refusal = kernel.refusal()
         if refusal is not None:
             return {"mpi": {"refusal": refusal}}
         ranks = self.config.mpi.ranks
-        default = mpi_descriptor.default_requests(manifest, ranks)
+        default = default_requests(manifest, ranks)
         described: dict[str, Any] = {
             "ranks": ranks,
             "rank_counts": list(self.config.mpi.rank_counts),
-            "grid": mpi_descriptor.default_grid(manifest),
+            "grid": default_grid(manifest),
             "grid_set_by": self.allowances.grid,
             "signature": kernel.c_prototype(precision) + ";",
-            "default_requests": mpi_descriptor.json_of(default),
+            "default_requests": default.to_dict(),
             # usis's one-sentence descriptions of the MPI calls the reference solution makes.
             "reference_calls": [
                 {"key": c.key, "name": c.name, "desc": c.desc}
@@ -549,11 +558,11 @@ class JudgeHandler:
         }
         sizes = manifest.preset_sizes(self.config.grading.preset)
         try:
-            plan = mpi_driver.lower_plan(default, manifest, precision, ranks, sizes)
+            plan = lower_plan(default, manifest, precision, ranks, sizes)
         except (RequestError, ValueError) as error:
             described["default_distribution_refusal"] = str(error)
         else:
-            described["default_distribution"] = mpi_driver.describe_plan(kernel, plan, sizes)
+            described["default_distribution"] = describe_plan(kernel, plan, sizes)
         return {"mpi": described}
 
     def _task_tolerance(self, manifest: Manifest) -> dict[str, Any]:
@@ -692,20 +701,20 @@ class JudgeHandler:
         )
         if not answer.accepted:
             return answer.model_dump(mode="json", exclude_none=True)
-        kernel = mpi_driver.DistributedKernel.from_manifest(manifest)
+        kernel = DistributedKernel.from_manifest(manifest)
         sizes = manifest.preset_sizes(self.config.grading.preset)
         try:
-            plan = mpi_driver.lower_plan(granted, manifest, precision, ranks, sizes)
+            plan = lower_plan(granted, manifest, precision, ranks, sizes)
         except (RequestError, ValueError) as error:
             preset = self.config.grading.preset
             return {"accepted": False, "refusal": f"{error} (lowered at preset {preset}: {sizes})"}
-        casts = mpi_driver.requested_casts(granted)
+        casts = requested_casts(granted)
         checked = DistributedRequestsCheck(
             **answer.model_dump(exclude={"signature"}),
-            signature=mpi_driver.entry_signature(kernel, precision, casts, plan),
+            signature=entry_signature(kernel, precision, casts, plan),
             distribution={
                 "preset": self.config.grading.preset,
-                **mpi_driver.describe_plan(kernel, plan, sizes),
+                **describe_plan(kernel, plan, sizes),
             },
         )
         document: dict[str, Any] = checked.model_dump(mode="json", exclude_none=True)
@@ -938,14 +947,14 @@ class JudgeHandler:
     def _mpi_grade(
         self, manifest: Manifest, requests: Requests, source: str, problem: Problem,
         preset: str, seed: int, language: str = "c",
-    ) -> mpi_driver.DistributedGrade:  # fmt: skip
+    ) -> DistributedGrade:  # fmt: skip
         """One distributed grade at mpi.ranks under the configured launcher, in a private run
         directory that is removed afterwards; builds are cached under the build cache."""
-        template, hostfile, _ = mpi_driver.launcher_settings(self.config.mpi)
+        template, hostfile, _ = launcher_settings(self.config.mpi)
         self.config.sandbox_dir.mkdir(parents=True, exist_ok=True)
         directory = Path(tempfile.mkdtemp(prefix="mpi-", dir=self.config.sandbox_dir))
         try:
-            return mpi_driver.grade_submission(
+            return grade_submission(
                 manifest, requests, source, problem.precision, ranks=self.config.mpi.ranks,
                 directory=directory, preset=preset, seed=seed, reps=self.config.grading.reps,
                 warmup=self.config.grading.warmup, launcher=template, hostfile=hostfile,
@@ -970,7 +979,7 @@ class JudgeHandler:
         (the fastest, each timed by the supervisor across ranks), the conversions its casts."""
         # The calls of a C submission on host tiles are read (mpicc -c); a device one is CUDA C++
         # that nvcc builds.
-        if submission.language == "c" and not mpi_driver.requested_device_arrays(
+        if submission.language == "c" and not requested_device_arrays(
             granted, manifest, self.config.mpi.residency
         ):
             outcome = self._with_calls(outcome, calls.distributed_calls(
@@ -1032,8 +1041,8 @@ class JudgeHandler:
                 return known
             if not solution.is_file():
                 return 0
-            default = mpi_descriptor.default_requests(manifest, ranks)
-            if mpi_driver.distributed_refusal(default, manifest, problem.precision, ranks=ranks):
+            default = default_requests(manifest, ranks)
+            if distributed_refusal(default, manifest, problem.precision, ranks=ranks):
                 return 0
             grade = self._mpi_grade(manifest, default, solution.read_text(), problem, preset, seed)
             if not grade.correct or grade.credited_s is None:

@@ -405,6 +405,7 @@ def supervise_ranks(jobdir: Path, job: dict[str, Any]) -> dict[str, Any]:
     then the box frozen while the tiles are read back, widened and gathered by their primary
     holders. The driver in the box never touches a file the judge reads."""
     from relayout.convert.casts import cast_in, widen_out
+    from relayout.distribution import pack, unpack
 
     ranks = int(job["ranks"])
     dtype = np.dtype({"fp64": np.float64, "fp32": np.float32}[job["precision"]])
@@ -459,10 +460,7 @@ def supervise_ranks(jobdir: Path, job: dict[str, Any]) -> dict[str, Any]:
                     if array["broadcast"]:
                         packed = flat
                     else:
-                        where = indices[f"{array['name']}.{rank}"]
-                        packed = np.where(where >= 0, flat[np.clip(where, 0, None)], 0).astype(
-                            dtype
-                        )
+                        packed = pack(flat, indices[f"{array['name']}.{rank}"])
                     target = tile(arena, offsets[a], count, element[a])
                     if array.get("cast"):
                         start = time.perf_counter_ns()
@@ -494,9 +492,7 @@ def supervise_ranks(jobdir: Path, job: dict[str, Any]) -> dict[str, Any]:
                     if array["broadcast"]:
                         whole[...] = got
                     else:
-                        where = indices[f"{array['name']}.{rank}"]
-                        live = where >= 0
-                        whole[where[live]] = got[live]
+                        unpack(whole, got, indices[f"{array['name']}.{rank}"])
             outputs = {
                 array["name"]: gathered[array["name"]].reshape(array["shape"])
                 for array in arrays

@@ -425,6 +425,11 @@ class Requests(_Model):
         except RecursionError:
             raise RequestError("nested too deeply", entry="request") from None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The request as a JSON object: defaults left out, keys sorted at every level."""
+        data: dict[str, Any] = json.loads(self.to_json() or "{}")
+        return data
+
     def to_json(self) -> str:
         """The request as JSON text: sorted keys, defaults left out, "" for an empty request."""
         data = self.model_dump(mode="json", exclude_defaults=True)

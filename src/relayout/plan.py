@@ -7,7 +7,6 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
-import numpy as np
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -59,6 +58,18 @@ class Axis(BaseModel):
             data["block_size"] = self.block_size
         return data
 
+    @property
+    def cyclic_block(self) -> int | None:
+        """The block of a cyclic family scheme (cyclic is block_cyclic(1)); None for block or
+        for an axis kept whole."""
+        if self.grid_dim is None or self.scheme == "block":
+            return None
+        return 1 if self.scheme == "cyclic" else self.block_size
+
+    def same_split(self, other: Axis) -> bool:
+        """Both axes cut the same way: the same grid dimension, scheme and block."""
+        return self.grid_dim == other.grid_dim and self.cyclic_block == other.cyclic_block
+
 
 class ArrayPlan(BaseModel):
     """One array's distribution: its axes, or replicated; location only when a place names it."""
@@ -79,6 +90,11 @@ class ArrayPlan(BaseModel):
         if self.location is not None:
             data["location"] = self.location
         return data
+
+    @property
+    def distributed_grid_dims(self) -> frozenset[int]:
+        """The grid dimensions the array's axes are dealt over (none when replicated)."""
+        return frozenset(axis.grid_dim for axis in self.axes if axis.grid_dim is not None)
 
 
 class DistributionPlan(BaseModel):
@@ -125,7 +141,8 @@ class DistributionPlan(BaseModel):
                 used.add(axis.grid_dim)
                 if axis.scheme != "block" and not equal_edges:
                     raise ValueError(
-                        f"{at}: a {axis.scheme} axis needs an equal-edge grid, not {self.grid}"
+                        f"{at}: a {axis.scheme} axis needs an equal-edge grid, not {self.grid}; "
+                        "use block, or a grid such as ['root(P, 2)', 'root(P, 2)']"
                     )
         return self
 
@@ -153,22 +170,6 @@ class DistributionPlan(BaseModel):
             where = ".".join(str(part) for part in first.get("loc", ()))
             message = str(first.get("msg")).removeprefix("Value error, ")
             raise ValueError(f"plan {where + ': ' if where else ''}{message}") from None
-
-
-def axis_owners(scheme: str, block_size: int, extent: int, ranks: int) -> np.ndarray:
-    """The rank (along one grid dimension) that owns each index 0 .. extent-1 of a dimension.
-
-    block: balanced bands, the first extent mod ranks one longer; block_cyclic(b): index i on rank
-    (i // b) mod ranks; cyclic: block_cyclic(1).
-    """
-    index = np.arange(extent, dtype=np.int64)
-    if scheme == "block":
-        quotient, remainder = divmod(extent, ranks)
-        long_span = remainder * (quotient + 1)
-        short_band = remainder + (index - long_span) // max(quotient, 1)
-        return np.where(index < long_span, index // (quotient + 1), short_band)
-    size = 1 if scheme == "cyclic" else block_size
-    return (index // size) % ranks
 
 
 def grid_at(requests: Requests, P: int) -> tuple[int, ...]:

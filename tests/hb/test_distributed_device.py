@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from hb import mpi_driver
 from hb.distributed.driver import (
     build_driver,
     device_toolchain_refusal,
@@ -18,6 +17,7 @@ from hb.distributed.driver import (
     mpicc_path,
     mpiexec_path,
 )
+from hb.distributed.grade import distributed_refusal, grade_submission, requested_device_arrays
 from hb.distributed.policy import device_available
 from hb.distributed.signature import DistributedKernel
 from hb.kernels import load_manifest
@@ -106,24 +106,22 @@ def test_a_cast_device_tile_or_an_unknown_array_is_refused() -> None:
 
 def test_placed_arrays_are_read_from_the_request_and_the_residency() -> None:
     manifest = load_manifest("scaled_add")
-    assert mpi_driver.requested_device_arrays(ON_DEVICE, manifest) == ["x", "y"]
+    assert requested_device_arrays(ON_DEVICE, manifest) == ["x", "y"]
     only_y = Requests.validate(
         {**ON_DEVICE.model_dump(mode="json"), "operations": [
             *ON_DEVICE.model_dump(mode="json")["operations"][:2],
             {"action": "place", "array": "x", "on": "host"},
         ]}
     )  # fmt: skip
-    assert mpi_driver.requested_device_arrays(only_y, manifest) == []
-    assert mpi_driver.requested_device_arrays(only_y, manifest, residency="device") == ["y"]
+    assert requested_device_arrays(only_y, manifest) == []
+    assert requested_device_arrays(only_y, manifest, residency="device") == ["y"]
 
 
 def test_without_a_device_the_grade_is_refused_with_the_reason() -> None:
     available, why = device_available()
     if available and device_toolchain_refusal() is None:
         pytest.skip("this host has a CUDA device and toolchain, so placement is accepted")
-    refusal = mpi_driver.distributed_refusal(
-        ON_DEVICE, load_manifest("scaled_add"), "fp64", ranks=2
-    )
+    refusal = distributed_refusal(ON_DEVICE, load_manifest("scaled_add"), "fp64", ranks=2)
     assert refusal is not None and refusal.startswith("operations[2] (place): x on device: ")
     assert (why if not available else str(device_toolchain_refusal())) in refusal
 
@@ -153,8 +151,8 @@ def test_the_device_driver_compiles_and_links_with_nvcc(tmp_path: Path) -> None:
 @pytest.mark.parametrize("ranks", [1, 2])
 def test_scaled_add_on_device_tiles(ranks: int, tmp_path: Path) -> None:
     manifest = load_manifest("scaled_add")
-    assert mpi_driver.distributed_refusal(ON_DEVICE, manifest, "fp64", ranks=ranks) is None
-    result = mpi_driver.grade_submission(
+    assert distributed_refusal(ON_DEVICE, manifest, "fp64", ranks=ranks) is None
+    result = grade_submission(
         manifest, ON_DEVICE, CUDA_SCALED_ADD, "fp64", ranks=ranks, directory=tmp_path, reps=2
     )
     assert result.correct, result.failure or result.mismatches

@@ -18,6 +18,8 @@ from fastapi.testclient import TestClient
 from hb import cli, results_db
 from hb.config import Config
 from hb.distributed.driver import mpicc_path
+from hb.distributed.launch import launcher_command, launcher_settings
+from hb.distributed.policy import device_available
 from hb.kernels import CATALOG_DIR
 from hb.service import JudgeHandler, create_app
 from tests.hb.conftest import make_config
@@ -449,16 +451,13 @@ def test_halo_exchange_kernels_under_their_default_distribution(
 def test_the_configured_launcher_gives_the_command_line(
     tmp_path: Path, mpi: dict[str, str], expected: list[str]
 ) -> None:
-    from hb import mpi_driver
     from hb.config import load_config
 
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump({"mpi": {"ranks": 8, **mpi}}))
-    template, hostfile, counts = mpi_driver.launcher_settings(load_config(path, environ={}).mpi)
+    template, hostfile, counts = launcher_settings(load_config(path, environ={}).mpi)
     assert counts == (1, 2, 4)
-    command = mpi_driver.launcher_command(
-        template, 8, "DRIVER", ["RUN"], hostfile=hostfile, mpiexec="MPIEXEC"
-    )
+    command = launcher_command(template, 8, "DRIVER", ["RUN"], hostfile=hostfile, mpiexec="MPIEXEC")
     assert command == expected
 
 
@@ -549,10 +548,9 @@ def test_a_cast_tile_is_timed_apart_and_graded_in_the_problem_band(data_dir: Pat
 def test_device_residency_goes_to_the_driver_and_is_refused_without_a_device(
     data_dir: Path,
 ) -> None:
-    from hb import mpi_driver
     from hb.envelope import RequestsCheckBody
 
-    available, why = mpi_driver.device_available()
+    available, why = device_available()
     if available:
         pytest.skip("a CUDA device is present: device residency is graded, not refused")
     handler = JudgeHandler(mpi_config(data_dir, 2, mpi={"residency": "device"}))

@@ -12,19 +12,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hb import mpi_driver
 from hb.distributed.driver import build_driver, mpicc_path, mpiexec_path
 from hb.distributed.engine import grade_distributed
-from hb.distributed.local_layout import local_layouts
-from hb.distributed.tiles import (
-    gather,
-    is_primary_holder,
-    local_shape,
-    scatter,
-    tile_extents,
-    tile_flat_indices,
-)
+from hb.distributed.grade import distributed_refusal, grade_submission, lower_plan
+from hb.distributed.signature import DistributedKernel, describe_plan, entry_signature
 from hb.kernels import CATALOG_DIR, load_manifest, load_reference
+from relayout.distribution import local_layouts
 from relayout.models import Requests
 
 requires_mpi = pytest.mark.skipif(
@@ -135,38 +128,38 @@ def test_live_tile_cells_cover_the_array_once_and_scatter_gather_is_the_identity
     program: Requests, shape: tuple[int, int], ranks: int
 ) -> None:
     manifest = load_manifest("mat_scaled_add")
-    plan = mpi_driver.lower_plan(program, manifest, "fp64", ranks, None)
+    plan = lower_plan(program, manifest, "fp64", ranks, None)
     whole = np.arange(np.prod(shape), dtype=np.float64).reshape(shape) + 1.0
     for name in ("A", "B"):
         seen = np.concatenate(
             [
-                tile_flat_indices(plan, name, shape, rank)
+                plan.tile_indices(name, shape, rank)
                 for rank in range(plan.ranks)
-                if is_primary_holder(plan, name, rank)
+                if plan.is_primary_holder(name, rank)
             ]
         )
         live = seen[seen >= 0]
         assert sorted(live.tolist()) == list(range(int(np.prod(shape))))
-        tiles = scatter(plan, name, whole)
+        tiles = plan.scatter(name, whole)
         for rank, tile in enumerate(tiles):
-            assert tile.shape == tile_extents(plan, name, shape, rank)
-            dead = tile_flat_indices(plan, name, shape, rank) < 0
+            assert tile.shape == plan.tile_extents(name, shape, rank)
+            dead = plan.tile_indices(name, shape, rank) < 0
             assert np.all(tile.reshape(-1)[dead] == 0.0)
-        assert np.array_equal(gather(plan, name, tiles, shape), whole)
+        assert np.array_equal(plan.gather(name, tiles, shape), whole)
 
 
 def test_entry_point_and_description_show_the_packed_tiles() -> None:
     manifest = load_manifest("mat_scaled_add")
-    kernel = mpi_driver.DistributedKernel.from_manifest(manifest)
-    plan = mpi_driver.lower_plan(MAT_BLOCKED_B_COLUMNS, manifest, "fp64", 2, {"M": 7, "N": 10})
-    signature = mpi_driver.entry_signature(kernel, "fp64", {}, plan)
+    kernel = DistributedKernel.from_manifest(manifest)
+    plan = lower_plan(MAT_BLOCKED_B_COLUMNS, manifest, "fp64", 2, {"M": 7, "N": 10})
+    signature = entry_signature(kernel, "fp64", {}, plan)
     assert "double *restrict B /* [M][(N + 3) // 4][4] digits i0, c, f */" in signature
-    described = mpi_driver.describe_plan(kernel, plan, {"M": 7, "N": 10})
+    described = describe_plan(kernel, plan, {"M": 7, "N": 10})
     assert described["local_layouts"]["B"]["digits"] == ["i0", "c", "f"]
     assert described["ranks"][1]["tiles"] == {"A": [3, 10], "B": [3, 3, 4]}
     assert described["ranks"][1]["owned"] == {"B": [3, 10]}
-    transposed = mpi_driver.lower_plan(MAT_TRANSPOSED_A, manifest, "fp64", 4, {"M": 7, "N": 10})
-    assert "const double *restrict A /* [N][M] digits i1, i0 */" in mpi_driver.entry_signature(
+    transposed = lower_plan(MAT_TRANSPOSED_A, manifest, "fp64", 4, {"M": 7, "N": 10})
+    assert "const double *restrict A /* [N][M] digits i1, i0 */" in entry_signature(
         kernel, "fp64", {}, transposed
     )
 
@@ -177,17 +170,15 @@ def test_what_stays_refused_over_a_grid() -> None:
         ["P"], distribute("A"), distribute("B"),
         {"action": "pad", "array": "B", "digit": "i1", "amount": 3},
     )  # fmt: skip
-    refusal = mpi_driver.distributed_refusal(padded, manifest, "fp64", ranks=2) or ""
+    refusal = distributed_refusal(padded, manifest, "fp64", ranks=2) or ""
     assert refusal.startswith("operations[2] (pad): pad is single-node only")
     # A dealt dimension's digit can only be permuted (relayout's rule), so blocking it is refused.
     dealt = requests(["P"], distribute("A"), distribute("B"), block("A", "i0", 2, ["c", "f"]))
-    refusal = mpi_driver.distributed_refusal(dealt, manifest, "fp64", ranks=2) or ""
+    refusal = distributed_refusal(dealt, manifest, "fp64", ranks=2) or ""
     assert refusal.startswith("operations[2] (block): digit 'i0' of A is distributed")
     for accepted in (SCALED_ADD_LOCAL_BLOCK, MAT_TRANSPOSED_A, MAT_BLOCKED_B_COLUMNS):
         name = "scaled_add" if accepted is SCALED_ADD_LOCAL_BLOCK else "mat_scaled_add"
-        assert (
-            mpi_driver.distributed_refusal(accepted, load_manifest(name), "fp64", ranks=4) is None
-        )
+        assert distributed_refusal(accepted, load_manifest(name), "fp64", ranks=4) is None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -233,7 +224,7 @@ void mat_scaled_add_mpi_fp64(const double *restrict A, double *restrict B, int64
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_scaled_add_with_a_kept_local_block_of_the_band_offset(ranks: int, tmp_path: Path) -> None:
     manifest = load_manifest("scaled_add")
-    result = mpi_driver.grade_submission(
+    result = grade_submission(
         manifest, SCALED_ADD_LOCAL_BLOCK, (CATALOG_DIR / "scaled_add" / "solution_mpi.c").read_text(),
         "fp64", ranks=ranks, directory=tmp_path, reps=2,
     )  # fmt: skip
@@ -246,13 +237,13 @@ def test_scaled_add_with_a_kept_local_block_of_the_band_offset(ranks: int, tmp_p
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_mat_scaled_add_reads_its_transposed_tile(ranks: int, tmp_path: Path) -> None:
     manifest = load_manifest("mat_scaled_add")
-    aware = mpi_driver.grade_submission(
+    aware = grade_submission(
         manifest, MAT_TRANSPOSED_A, MAT_READS_A_TRANSPOSED, "fp64", ranks=ranks,
         directory=tmp_path / "aware", reps=2,
     )  # fmt: skip
     assert aware.correct, aware.failure or aware.mismatches
     assert aware.grid == ((2, 1) if ranks == 2 else (2, 2))
-    unaware = mpi_driver.grade_submission(
+    unaware = grade_submission(
         manifest, MAT_TRANSPOSED_A, (CATALOG_DIR / "mat_scaled_add" / "solution_mpi.c").read_text(),
         "fp64", ranks=ranks, directory=tmp_path / "unaware", reps=2,
     )  # fmt: skip
@@ -263,9 +254,9 @@ def test_mat_scaled_add_reads_its_transposed_tile(ranks: int, tmp_path: Path) ->
 @requires_mpi
 def test_dead_cells_read_zero_and_are_dropped_on_the_gather(tmp_path: Path) -> None:
     manifest = load_manifest("mat_scaled_add")
-    kernel = mpi_driver.DistributedKernel.from_manifest(manifest)
+    kernel = DistributedKernel.from_manifest(manifest)
     sizes = {"M": 7, "N": 10}  # 10 columns in blocks of 4: two dead cells per row
-    plan = mpi_driver.lower_plan(MAT_BLOCKED_B_COLUMNS, manifest, "fp64", 2, sizes)
+    plan = lower_plan(MAT_BLOCKED_B_COLUMNS, manifest, "fp64", 2, sizes)
     built = build_driver(kernel, "fp64", MAT_WRITES_B_BLOCKED, tmp_path / "build")
     assert built.program is not None, built.log
     rng = np.random.default_rng(3)
@@ -316,27 +307,22 @@ def test_a_replicated_array_under_a_local_layout_goes_by_its_index_file() -> Non
     program = requests(
         ["P"], {"action": "replicate", "array": "A"}, distribute("B"), permute("A", "i1", "i0")
     )
-    plan = mpi_driver.lower_plan(program, manifest, "fp64", 2, {"M": 2, "N": 3})
+    plan = lower_plan(program, manifest, "fp64", 2, {"M": 2, "N": 3})
     assert not broadcast(plan, "A") and broadcast(
-        mpi_driver.lower_plan(requests(["P"], {"action": "replicate", "array": "A"}, distribute("B")),
+        lower_plan(requests(["P"], {"action": "replicate", "array": "A"}, distribute("B")),
                               manifest, "fp64", 2),
         "A",
     )  # fmt: skip
     for rank in range(2):
-        assert tile_flat_indices(plan, "A", (2, 3), rank).tolist() == [0, 3, 1, 4, 2, 5]
-    assert [is_primary_holder(plan, "A", rank) for rank in range(2)] == [True, False]
+        assert plan.tile_indices("A", (2, 3), rank).tolist() == [0, 3, 1, 4, 2, 5]
+    assert [plan.is_primary_holder("A", rank) for rank in range(2)] == [True, False]
 
 
 def test_relayouts_inner_block_rule_holds_where_the_sizes_fix_it() -> None:
     manifest = load_manifest("scaled_add")
     for ranks in (2, 4):
-        assert (
-            mpi_driver.distributed_refusal(SCALED_ADD_LOCAL_BLOCK, manifest, "fp64", ranks=ranks)
-            is None
-        )
-    refusal = (
-        mpi_driver.distributed_refusal(SCALED_ADD_LOCAL_BLOCK, manifest, "fp64", ranks=3) or ""
-    )
+        assert distributed_refusal(SCALED_ADD_LOCAL_BLOCK, manifest, "fp64", ranks=ranks) is None
+    refusal = distributed_refusal(SCALED_ADD_LOCAL_BLOCK, manifest, "fp64", ranks=3) or ""
     assert refusal.startswith("operations[2] (block): factor 4 does not divide the extent")
 
 
@@ -390,17 +376,15 @@ def test_local_programs_cover_the_owned_cells_once(
     manifest = load_manifest("mat_scaled_add")
     shape = (11, 7)
     program = requests(grid, *operations)
-    assert mpi_driver.distributed_refusal(program, manifest, "fp64", ranks=4) is None
-    plan = mpi_driver.lower_plan(program, manifest, "fp64", 4, {"M": shape[0], "N": shape[1]})
+    assert distributed_refusal(program, manifest, "fp64", ranks=4) is None
+    plan = lower_plan(program, manifest, "fp64", 4, {"M": shape[0], "N": shape[1]})
     # None: the operations leave the tile as the owned block (an unsplit undoes the split).
     assert (plan.local["A"].digits if "A" in plan.local else None) == digits
     for rank in range(plan.ranks):
-        cells = tile_flat_indices(plan, "A", shape, rank)
+        cells = plan.tile_indices("A", shape, rank)
         live = cells[cells >= 0]
         assert (
-            len(set(live.tolist()))
-            == live.size
-            == int(np.prod(local_shape(plan, "A", shape, rank)))
+            len(set(live.tolist())) == live.size == int(np.prod(plan.owned_shape("A", shape, rank)))
         )
     whole = np.arange(77, dtype=np.float64).reshape(shape) + 1.0
-    assert np.array_equal(gather(plan, "A", scatter(plan, "A", whole), shape), whole)
+    assert np.array_equal(plan.gather("A", plan.scatter("A", whole), shape), whole)

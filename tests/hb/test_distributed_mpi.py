@@ -15,10 +15,10 @@ import pytest
 
 from hb.distributed.driver import DriverBuild, build_driver, mpicc_path, mpiexec_path
 from hb.distributed.engine import DistributedGrade, grade_distributed
+from hb.distributed.grade import scale_submission
 from hb.distributed.policy import default_plan
 from hb.distributed.signature import DistributedKernel
 from hb.kernels import CATALOG_DIR, load_manifest, load_reference
-from hb.mpi_driver import scale_submission
 
 pytestmark = [
     pytest.mark.mpi,

@@ -18,7 +18,7 @@ from hb.distributed.driver import (
     driver_source,
 )
 from hb.distributed.engine import RunSpec, layout_table
-from hb.distributed.launch import LOCAL_LAUNCHER, LauncherError, launcher_command
+from hb.distributed.launch import LOCAL_LAUNCHER, LauncherError, launcher_command, launcher_settings
 from hb.distributed.policy import (
     default_plan,
     device_arrays,
@@ -29,14 +29,14 @@ from hb.distributed.policy import (
 )
 from hb.distributed.signature import (
     DistributedKernel,
+    describe_plan,
     grid_at,
     local_sizes_table,
     symbol_arrivals,
 )
-from hb.distributed.tiles import read_plan
 from hb.kernels import load_manifest
-from hb.mpi_driver import describe_plan, launcher_settings
 from hb.requests_api import Requests
+from relayout.distribution import Distribution
 
 
 def kernel(name: str) -> DistributedKernel:
@@ -147,7 +147,7 @@ def test_plan_refusals_name_the_array() -> None:
         },
     }
     refusal = plan_refusal(kernel("mat_scaled_add"), cyclic_on_uneven) or ""
-    assert "plan.arrays.A.axes[0]: a cyclic layout needs an equal-edge grid" in refusal
+    assert "plan arrays.A.axes[0]: a cyclic axis needs an equal-edge grid, not [2, 1]" in refusal
     assert plan_refusal(kernel("mat_scaled_add"), MAT_2D_BLOCK_CYCLIC) is None
 
 
@@ -286,7 +286,7 @@ def test_launcher_settings_fall_back_where_the_config_is_silent() -> None:
 
 
 def test_layout_table_words() -> None:
-    plan = read_plan(
+    plan = Distribution.of(
         {"grid": [2], "arrays": {"x": {"replicated": True}, "y": {"axes": [{"grid_dim": 0}]}}}
     )
     spec = RunSpec(kernel("scaled_add"), "fp64", plan, {"N": 5}, {"alpha": 1.5}, reps=2, warmup=1)

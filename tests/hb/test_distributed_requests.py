@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from hb import cli, mpi_driver
+from hb import cli
 from hb.config import Config
 from hb.distributed.driver import device_toolchain_refusal, mpicc_path
+from hb.distributed.grade import distributed_refusal, grade_submission, lower_plan, requested_casts
+from hb.distributed.policy import device_available
 from hb.kernels import CATALOG_DIR, load_manifest
 from relayout.models import Requests
 
@@ -32,27 +34,27 @@ def test_refusals_before_a_build() -> None:
     scaled_add = load_manifest("scaled_add")
     only_y = requests(["P"], distribute("y"))
     assert "array x is left neither distributed nor replicated" in (
-        mpi_driver.distributed_refusal(only_y, scaled_add, "fp64", ranks=4) or ""
+        distributed_refusal(only_y, scaled_add, "fp64", ranks=4) or ""
     )
     square = requests(
         ["root(P, 2)", "root(P, 2)"], distribute("x"), {"action": "replicate", "array": "y"}
     )
-    refusal = mpi_driver.distributed_refusal(square, scaled_add, "fp64", ranks=2) or ""
+    refusal = distributed_refusal(square, scaled_add, "fp64", ranks=2) or ""
     assert refusal.startswith("startup.grid must span mpi.ranks: ") and "root(2, 2)" in refusal
     on_device = requests(
         ["P"], distribute("x"), distribute("y"), {"action": "place", "array": "x", "on": "device"}
     )
-    placed = mpi_driver.distributed_refusal(on_device, scaled_add, "fp64", ranks=4)
-    if mpi_driver.device_available()[0] and device_toolchain_refusal() is None:
+    placed = distributed_refusal(on_device, scaled_add, "fp64", ranks=4)
+    if device_available()[0] and device_toolchain_refusal() is None:
         assert placed is None
     else:
         assert (placed or "").startswith("operations[2] (place): x on device")
     sparse = requests(["P"], {"action": "replicate", "array": "A"})
     assert "is sparse (csr)" in (
-        mpi_driver.distributed_refusal(sparse, load_manifest("spmv"), "fp64", ranks=2) or ""
+        distributed_refusal(sparse, load_manifest("spmv"), "fp64", ranks=2) or ""
     )
     fine = requests(["P"], distribute("x", scheme="cyclic"), distribute("y", scheme="cyclic"))
-    assert mpi_driver.distributed_refusal(fine, scaled_add, "fp64", ranks=4) is None
+    assert distributed_refusal(fine, scaled_add, "fp64", ranks=4) is None
 
 
 def test_digit_operations_over_the_grid_lay_out_the_local_tiles() -> None:
@@ -63,18 +65,18 @@ def test_digit_operations_over_the_grid_lay_out_the_local_tiles() -> None:
         distribute("B"),
         {"action": "permute", "array": "A", "order": ["i1", "i0"]},
     )
-    assert mpi_driver.distributed_refusal(transposed, manifest, "fp64", ranks=2) is None
-    assert set(mpi_driver.lower_plan(transposed, manifest, "fp64", 2).local) == {"A"}
+    assert distributed_refusal(transposed, manifest, "fp64", ranks=2) is None
+    assert set(lower_plan(transposed, manifest, "fp64", 2).local) == {"A"}
     kept_local = requests(
         ["P"], distribute("A"), distribute("B"),
         {"action": "block", "array": "B", "digit": "i1", "factor": 4, "into": ["c", "f"]},
     )  # fmt: skip
-    assert mpi_driver.distributed_refusal(kept_local, manifest, "fp64", ranks=2) is None
+    assert distributed_refusal(kept_local, manifest, "fp64", ranks=2) is None
     shuffled = requests(
         ["P"], distribute("A"), distribute("B"),
         {"action": "shuffle", "array": "B", "digits": ["i1"], "f": ["i1"], "f_inv": ["i1"]},
     )  # fmt: skip
-    refusal = mpi_driver.distributed_refusal(shuffled, manifest, "fp64", ranks=2) or ""
+    refusal = distributed_refusal(shuffled, manifest, "fp64", ranks=2) or ""
     assert refusal.startswith("operations[2] (shuffle): shuffle is single-node only")
     dealt = requests(
         ["root(P, 2)", "root(P, 2)"],
@@ -82,8 +84,8 @@ def test_digit_operations_over_the_grid_lay_out_the_local_tiles() -> None:
         {"action": "distribute", "array": "A", "grid_dim": 0, "digit": "c", "scheme": "cyclic"},
         distribute("A", 1, 1), distribute("B", 0, 0, scheme="block_cyclic", block_size=4), distribute("B", 1, 1),
     )  # fmt: skip
-    assert mpi_driver.distributed_refusal(dealt, manifest, "fp64", ranks=4) is None
-    assert mpi_driver.lower_plan(dealt, manifest, "fp64", 4).to_json()["arrays"]["A"] == {
+    assert distributed_refusal(dealt, manifest, "fp64", ranks=4) is None
+    assert lower_plan(dealt, manifest, "fp64", 4).to_json()["arrays"]["A"] == {
         "axes": [{"grid_dim": 0, "scheme": "block_cyclic", "block_size": 4}, {"grid_dim": 1}]
     }
 
@@ -93,7 +95,7 @@ def test_casts_are_read_from_the_request_last_one_winning() -> None:
         ["P"], {"action": "cast", "array": "x", "to": "fp32"}, {"action": "cast", "array": "x", "to": "fp16"},
         distribute("x"), distribute("y"),
     )  # fmt: skip
-    assert mpi_driver.requested_casts(request) == {"x": "fp16"}
+    assert requested_casts(request) == {"x": "fp16"}
 
 
 @pytest.mark.mpi
@@ -108,11 +110,11 @@ def test_grade_from_a_digit_program_over_the_grid(ranks: int, tmp_path: Path) ->
         distribute("y"),
     )
     manifest = load_manifest("scaled_add")
-    assert mpi_driver.lower_plan(program, manifest, "fp64", ranks).to_json() == {
+    assert lower_plan(program, manifest, "fp64", ranks).to_json() == {
         "grid": [ranks],
         "arrays": {"x": {"axes": [{"grid_dim": 0}]}, "y": {"axes": [{"grid_dim": 0}]}},
     }
-    result = mpi_driver.grade_submission(
+    result = grade_submission(
         manifest, program, (CATALOG_DIR / "scaled_add" / "solution_mpi.c").read_text(), "fp64",
         ranks=ranks, directory=tmp_path, reps=2,
     )  # fmt: skip

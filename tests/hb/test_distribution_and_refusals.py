@@ -9,29 +9,28 @@ from pathlib import Path
 
 import pytest
 
-from hb import abi, kernels, mpi_descriptor
+from hb import abi, kernels
+from hb.distributed.policy import default_grid, default_requests
 from hb.envelope import RequestsCheckBody, Submission
 from hb.requests_api import DistributionPlan, RequestAllowances, Requests
 from hb.service import JudgeHandler, RequestFault, with_task_grid
 from tests.hb.conftest import make_config
 
-needs_plan = pytest.mark.skipif(
-    DistributionPlan is None, reason="relayout.plan is not in this checkout yet"
-)
 
-
-@needs_plan
 @pytest.mark.parametrize(
     "name", [n for n in kernels.kernel_names() if kernels.load_manifest(n).distribution]
 )
 def test_default_requests_lower_to_the_manifest_plan(name: str) -> None:
     manifest = kernels.load_manifest(name)
-    requests = mpi_descriptor.default_requests(manifest, ranks=4)
-    assert requests.startup.grid == mpi_descriptor.default_grid(manifest)
+    requests = default_requests(manifest, ranks=4)
+    assert requests.startup.grid == default_grid(manifest)
     if any(a.is_sparse for a in manifest.arrays):
         return  # distributing a sparse format is a later issue; the short form still reads back
     plan = requests.plan(abi.relayout_arrays(manifest, "fp64"), manifest.preset_sizes("S"), 4)
-    expected = DistributionPlan.model_validate(mpi_descriptor.default_plan_document(manifest, 4))
+    grid = Requests.validate({"startup": {"grid": default_grid(manifest)}}).grid_at(4)
+    expected = DistributionPlan.model_validate(
+        {"grid": list(grid), "arrays": manifest.distribution.get("arrays", {})}
+    )
     assert plan == expected
 
 

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from hb import kernels, mpi_descriptor
+from hb import kernels
+from hb.distributed.policy import default_requests
 from hb.service import create_app
 from tests.hb.conftest import make_config
 
@@ -67,7 +68,7 @@ def test_the_distribution_is_offered_exactly_where_it_is_accepted(
         if not manifest.distribution:
             assert not offer["grid"] and "distribute" not in offer["actions"]
             return
-        default = json.loads(mpi_descriptor.default_requests(manifest, 4).to_json())
+        default = json.loads(default_requests(manifest, 4).to_json())
         accepted = checked(client, kernel, default)
         assert accepted["accepted"] == (offer["grid"] and "distribute" in offer["actions"]), (
             accepted
@@ -85,9 +86,7 @@ def test_the_machine_learning_tracks_distributed_grades_take_no_cast(tmp_path: P
         grading={"datatype": "fp32"},
     )
     cast = {"action": "cast", "array": "x", "to": "fp16"}
-    on_ranks = json.loads(
-        mpi_descriptor.default_requests(kernels.load_manifest("softmax"), 2).to_json()
-    )
+    on_ranks = json.loads(default_requests(kernels.load_manifest("softmax"), 2).to_json())
     on_ranks["operations"].append(cast)
     with TestClient(create_app(config)) as client:
         refused = checked(client, "softmax", on_ranks)

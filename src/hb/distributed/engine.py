@@ -38,14 +38,8 @@ from hb.distributed.signature import (
     symbol_arrivals,
     workspace_bytes_at,
 )
-from hb.distributed.tiles import (
-    GridPlan,
-    is_primary_holder,
-    read_plan,
-    tile_extents,
-    tile_flat_indices,
-)
 from hb.precision import NUMPY_DTYPES, TOLERANCE_MATRIX, Tolerance
+from relayout.distribution import Distribution
 
 # The driver's name inside its box.
 DRIVER_FILE = "driver"
@@ -61,7 +55,7 @@ class RunSpec:
 
     kernel: DistributedKernel
     precision: str
-    plan: GridPlan
+    plan: Distribution
     sizes: Mapping[str, int]
     scalars: Mapping[str, float | int]
     reps: int = 3
@@ -75,7 +69,7 @@ class RunSpec:
         return self.kernel.global_shape(name, self.sizes)
 
 
-def broadcast(plan: GridPlan, name: str) -> bool:
+def broadcast(plan: Distribution, name: str) -> bool:
     """Whether the driver broadcasts the array whole: replicated and laid out row-major. A
     replicated array under a local layout goes by its index file like a distributed one."""
     return plan.arrays[name].replicated and name not in plan.local
@@ -94,10 +88,8 @@ def layout_table(spec: RunSpec) -> bytes:
     per_rank_sizes = local_sizes_table(kernel, plan, spec.sizes)
     for rank in range(plan.ranks):
         for array in kernel.arrays:
-            count = int(
-                np.prod(tile_extents(plan, array.name, spec.global_shape(array.name), rank))
-            )
-            words += [count, int(is_primary_holder(plan, array.name, rank))]
+            count = int(np.prod(plan.tile_extents(array.name, spec.global_shape(array.name), rank)))
+            words += [count, int(plan.is_primary_holder(array.name, rank))]
         words += [per_rank_sizes[rank][s] for s in kernel.sizes]
         words.append(workspace_bytes_at(kernel, per_rank_sizes[rank]))
     body = struct.pack(f"<{len(words)}q", *words)
@@ -129,7 +121,7 @@ def write_run_directory(spec: RunSpec, inputs: Mapping[str, np.ndarray], directo
             continue
         with open(directory / f"index_{array.name}.bin", "wb") as handle:
             for rank in range(spec.ranks):
-                tile_flat_indices(spec.plan, array.name, shape, rank).astype("<i8").tofile(handle)
+                spec.plan.tile_indices(array.name, shape, rank).astype("<i8").tofile(handle)
     (directory / "layout.bin").write_bytes(layout_table(spec))
 
 
@@ -241,18 +233,18 @@ def _supervised(
             shape = spec.global_shape(array.name)
             whole = broadcast(spec.plan, array.name)
             counts = [
-                int(np.prod(tile_extents(spec.plan, array.name, shape, r)))
+                int(np.prod(spec.plan.tile_extents(array.name, shape, r)))
                 for r in range(spec.ranks)
             ]
             if not whole:
                 for rank in range(spec.ranks):
-                    indices[f"{array.name}.{rank}"] = tile_flat_indices(
-                        spec.plan, array.name, shape, rank
+                    indices[f"{array.name}.{rank}"] = spec.plan.tile_indices(
+                        array.name, shape, rank
                     )
             arrays.append({
                 "name": array.name, "output": array.is_output, "shape": list(shape),
                 "broadcast": whole, "counts": counts, "cast": casts.get(array.name),
-                "primary": [bool(is_primary_holder(spec.plan, array.name, r)) for r in range(spec.ranks)],
+                "primary": [bool(spec.plan.is_primary_holder(array.name, r)) for r in range(spec.ranks)],
             })  # fmt: skip
         np.savez(private / "index.npz", **indices)  # type: ignore[arg-type]
         for index, arrays_of_rep in enumerate(rep_inputs):
@@ -439,16 +431,16 @@ def grade_distributed(
     """Run the built driver under `plan` and grade every rep's gathered outputs against
     `reference` applied to copies of that rep's inputs (global arrays at the problem precision;
     one set for every rep, or one per rep, warm-ups first)."""
-    grid_plan = read_plan(plan)
+    distribution = Distribution.of(plan)
     spec = RunSpec(
-        kernel, precision, grid_plan, dict(sizes), dict(scalars), reps=reps, warmup=warmup
+        kernel, precision, distribution, dict(sizes), dict(scalars), reps=reps, warmup=warmup
     )
     run = run_distributed(
         program, spec, inputs, directory, launcher=launcher, hostfile=hostfile,
         timeout_s=timeout_s, threads_per_rank=threads_per_rank, limits=limits, casts=casts,
         device=device,
     )  # fmt: skip
-    arrivals = {s: a.to_json()["arrives"] for s, a in symbol_arrivals(kernel, grid_plan).items()}
+    arrivals = {s: a.to_json()["arrives"] for s, a in symbol_arrivals(kernel, distribution).items()}
     mismatches: list[str] = []
     worst: float | None = None
     if run.failure is None:
@@ -477,8 +469,8 @@ def grade_distributed(
     return DistributedGrade(
         kernel=kernel.name,
         precision=precision,
-        ranks=grid_plan.ranks,
-        grid=grid_plan.grid,
+        ranks=distribution.ranks,
+        grid=distribution.grid,
         correct=run.failure is None and not mismatches,
         credited_s=run.credited_s,
         rep_seconds=run.rep_seconds,

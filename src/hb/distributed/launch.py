@@ -1,6 +1,7 @@
 """Starting the driver on P ranks: the launcher command line from a configured template (mpiexec on
 one machine, mpiexec with a hostfile or srun on a cluster) and a run with a wall-clock timeout that
-ends the launcher's whole process group, so a crashed or hung rank leaves no process behind."""
+ends the launcher's whole process group, so a crashed or hung rank leaves no process behind; the
+launcher, hostfile and rank counts the config's mpi section sets."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hb import sandbox
 from hb.distributed.driver import mpiexec_path
@@ -162,3 +164,17 @@ def run_launcher(
         stdout=ended.stdout,
         stderr=ended.stderr,
     )
+
+
+# The scaling points when mpi.rank_counts is not configured.
+DEFAULT_RANK_COUNTS = (1, 2, 4)
+
+
+def launcher_settings(mpi_section: Any) -> tuple[str, str | None, tuple[int, ...]]:
+    """(launcher template, hostfile, rank counts) from the config's mpi section; the fields
+    mpi.launcher, mpi.hostfile and mpi.rank_counts fall back to one-machine mpiexec, no hostfile
+    and (1, 2, 4) where the section does not declare them."""
+    template = getattr(mpi_section, "launcher", None) or LOCAL_LAUNCHER
+    hostfile = getattr(mpi_section, "hostfile", None)
+    counts = getattr(mpi_section, "rank_counts", None) or DEFAULT_RANK_COUNTS
+    return template, (str(hostfile) if hostfile else None), tuple(int(c) for c in counts)

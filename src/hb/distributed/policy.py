@@ -11,20 +11,39 @@ from typing import Any
 
 from hb.distributed.driver import device_toolchain_refusal
 from hb.distributed.signature import DistributedKernel, grid_at
-from hb.distributed.tiles import ArrayPlan, GridPlan, PlanError, read_plan
+from relayout.distribution import Distribution
+from relayout.models import Requests
+from relayout.plan import ArrayPlan
 
 
-def default_plan(kernel: DistributedKernel, ranks: int) -> GridPlan:
-    """The kernel's manifest distribution at `ranks` ranks (its grid evaluated there)."""
+def default_grid(manifest: Any) -> list[str]:
+    """The grid extents over P the kernel's default distribution uses ([] when it has none)."""
+    if not manifest.distribution:
+        return []
+    return [str(extent) for extent in manifest.distribution.get("grid", [])]
+
+
+def default_plan(kernel: DistributedKernel, ranks: int) -> Distribution:
+    """The kernel's manifest distribution at `ranks` ranks (its grid evaluated there);
+    ValueError when it has none or its grid does not span `ranks`."""
     distribution = kernel.default_distribution
     if not distribution:
-        raise PlanError(f"{kernel.name}: the manifest has no distribution")
+        raise ValueError(f"{kernel.name}: the manifest has no distribution")
     extents, note = grid_at(distribution.get("grid", ["P"]), ranks)
     if extents is None:
-        raise PlanError(
+        raise ValueError(
             f"{kernel.name}: the default distribution does not run on {ranks} ranks: {note}"
         )
-    return read_plan({"grid": list(extents), "arrays": distribution.get("arrays", {})})
+    return Distribution.of({"grid": list(extents), "arrays": distribution.get("arrays", {})})
+
+
+def default_requests(manifest: Any, ranks: int = 4) -> Requests:
+    """The kernel's default distribution as short-form distribute / replicate operations
+    (Requests.from_plan at `ranks`), with the grid kept as the manifest's expressions over P."""
+    plan = default_plan(DistributedKernel.from_manifest(manifest), ranks)
+    document = Requests.from_plan(plan.plan).to_dict()
+    document.setdefault("startup", {})["grid"] = default_grid(manifest)
+    return Requests.validate(document)
 
 
 def _listed(allowlist: Collection[str], kernel: str, array: str) -> bool:
@@ -39,13 +58,13 @@ def _same_layout(a: ArrayPlan, b: ArrayPlan) -> bool:
     )
 
 
-def _default_on_grid(kernel: DistributedKernel, grid: tuple[int, ...]) -> GridPlan | None:
+def _default_on_grid(kernel: DistributedKernel, grid: tuple[int, ...]) -> Distribution | None:
     """The default distribution's array layouts on `grid`; None when the kernel has none or its
     default grid has another number of dimensions (then every layout differs from it)."""
     distribution = kernel.default_distribution
     if not distribution or len(distribution.get("grid", ["P"])) != len(grid):
         return None
-    return read_plan({"grid": list(grid), "arrays": distribution.get("arrays", {})})
+    return Distribution.of({"grid": list(grid), "arrays": distribution.get("arrays", {})})
 
 
 def plan_refusal(
@@ -59,32 +78,31 @@ def plan_refusal(
 
     - every array must be distributed or replicated (an array left untouched is named);
     - a plan entry must name an array of the kernel, with one axis per dimension;
-    - a cyclic or block_cyclic axis needs an equal-edge grid (every extent the same);
+    - a plan relayout would not give back (a cyclic axis on an unequal grid, ...) is named;
     - replicatable_allowlist (None: no restriction): an array the default distribution does not
       replicate may be replicated only when "<kernel>" or "<kernel>.<array>" is listed;
     - layout_flexible_allowlist (None: no restriction): an array may be laid out differently from
       the default distribution only when "<kernel>" or "<kernel>.<array>" is listed.
     """
     try:
-        grid_plan = read_plan(plan)
-    except PlanError as error:
+        lowered = Distribution.of(plan)
+    except ValueError as error:
         return str(error)
     names = [a.name for a in kernel.arrays]
-    for name in grid_plan.arrays:
+    for name in lowered.arrays:
         if name not in names:
             return (
                 f"plan.arrays.{name}: {kernel.name} has no array {name!r}; its arrays are {names}"
             )
-    missing = [name for name in names if name not in grid_plan.arrays]
+    missing = [name for name in names if name not in lowered.arrays]
     if missing:
         return (
             f"arrays {missing} are neither distributed nor replicated; on a distributed grade every "
             f"array of {kernel.name} needs a distribute or a replicate"
         )
-    equal_edges = len(set(grid_plan.grid)) == 1
-    default = _default_on_grid(kernel, grid_plan.grid)
+    default = _default_on_grid(kernel, lowered.grid)
     for array in kernel.arrays:
-        entry = grid_plan.arrays[array.name]
+        entry = lowered.arrays[array.name]
         if not entry.replicated and not entry.distributed_grid_dims:
             return (
                 f"plan.arrays.{array.name}: {kernel.name}.{array.name} is neither distributed nor "
@@ -94,17 +112,6 @@ def plan_refusal(
             return (
                 f"plan.arrays.{array.name}.axes: {len(entry.axes)} entries for a "
                 f"{len(array.shape)}-D array; expected one per dimension"
-            )
-        cyclic = [
-            i
-            for i, a in enumerate(entry.axes)
-            if a.grid_dim is not None and a.cyclic_block is not None
-        ]
-        if cyclic and not equal_edges:
-            return (
-                f"plan.arrays.{array.name}.axes[{cyclic[0]}]: a cyclic layout needs an equal-edge "
-                f"grid, and {list(grid_plan.grid)} is not; use block, or a grid such as "
-                f"['root(P, 2)', 'root(P, 2)']"
             )
         default_entry = default.arrays.get(array.name) if default is not None else None
         if (
@@ -154,11 +161,9 @@ def device_available() -> tuple[bool, str]:
 def device_arrays(plan: Any, residency: str = "host") -> list[str]:
     """The arrays whose tiles live in device memory: placed on device, or left unplaced under a
     run-wide mpi.residency of device."""
-    grid_plan = read_plan(plan)
+    lowered = Distribution.of(plan)
     return sorted(
-        name
-        for name, array in grid_plan.arrays.items()
-        if (array.location or residency) == "device"
+        name for name, array in lowered.arrays.items() if (array.location or residency) == "device"
     )
 
 
@@ -178,11 +183,11 @@ def place_refusal(
     """
     if plan is None:
         return None
-    grid_plan = read_plan(plan)
-    placed = sorted(name for name, a in grid_plan.arrays.items() if a.location is not None)
+    lowered = Distribution.of(plan)
+    placed = sorted(name for name, a in lowered.arrays.items() if a.location is not None)
     if placed and not distributed:
         return f"place ({', '.join(placed)}): a single-node grade takes no place; place needs startup.grid"
-    on_device = device_arrays(grid_plan, residency)
+    on_device = device_arrays(lowered, residency)
     if not on_device:
         return None
     available, why = device_available()
@@ -191,7 +196,7 @@ def place_refusal(
         if not missing:
             return None
         why = missing
-    placed_on_device = [n for n in on_device if grid_plan.arrays[n].location == "device"]
+    placed_on_device = [n for n in on_device if lowered.arrays[n].location == "device"]
     if placed_on_device:
         for index, operation in enumerate(operations):
             if (
@@ -225,7 +230,9 @@ def distributed_cast_refusal(
 
 
 __all__ = [
+    "default_grid",
     "default_plan",
+    "default_requests",
     "device_arrays",
     "device_available",
     "distributed_cast_refusal",

@@ -1,5 +1,6 @@
 """A kernel as the distributed engine sees it (arrays, size symbols, scalars from its manifest), the
-rule that says which size symbols arrive local to a rank, and the C prototype of the MPI entry point."""
+rule that says which size symbols arrive local to a rank, the C prototype of the MPI entry point,
+and what /task and /requests/check show of a kernel under a relayout Distribution."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hb.distributed.tiles import AxisSplit, GridPlan, axis_count, rank_coords, read_plan
 from hb.precision import C_TYPES
+from relayout.distribution import Distribution, owned_count, rank_coords
 from relayout.expr import Sym, parse
 from relayout.models import Requests
+from relayout.plan import Axis
 
 
 @dataclass(frozen=True)
@@ -173,13 +175,13 @@ def symbol_arrivals(kernel: DistributedKernel, plan: Any) -> dict[str, SymbolArr
     that sizes an axis kept whole (or a replicated array), an axis through an expression (N + 2),
     or axes split differently arrives global.
     """
-    grid_plan = read_plan(plan)
+    distribution = Distribution.of(plan)
     arrivals: dict[str, SymbolArrival] = {}
     for symbol in kernel.sizes:
-        splits: list[tuple[str, AxisSplit]] = []
+        splits: list[tuple[str, Axis]] = []
         reason = ""
         for array in kernel.arrays:
-            entry = grid_plan.arrays.get(array.name)
+            entry = distribution.arrays.get(array.name)
             for dim, text in enumerate(array.shape):
                 expression = parse(text)
                 if symbol not in expression.symbols():
@@ -217,7 +219,7 @@ def symbol_arrivals(kernel: DistributedKernel, plan: Any) -> dict[str, SymbolArr
     return arrivals
 
 
-def _local_symbol_axis(kernel: DistributedKernel, plan: GridPlan, symbol: str) -> AxisSplit:
+def _local_symbol_axis(kernel: DistributedKernel, plan: Distribution, symbol: str) -> Axis:
     for array in kernel.arrays:
         entry = plan.arrays.get(array.name)
         if entry is None or entry.replicated:
@@ -233,16 +235,18 @@ def rank_sizes(
 ) -> dict[str, int]:
     """The size symbols' values `rank` is called with: its own count for a local symbol, the
     global value otherwise."""
-    grid_plan = read_plan(plan)
-    arrivals = symbol_arrivals(kernel, grid_plan)
-    coords = rank_coords(rank, grid_plan.grid)
+    distribution = Distribution.of(plan)
+    arrivals = symbol_arrivals(kernel, distribution)
+    coords = rank_coords(rank, distribution.grid)
     values: dict[str, int] = {}
     for symbol in kernel.sizes:
         value = int(sizes[symbol])
         if arrivals[symbol].local:
-            axis = _local_symbol_axis(kernel, grid_plan, symbol)
+            axis = _local_symbol_axis(kernel, distribution, symbol)
             assert axis.grid_dim is not None
-            value = axis_count(value, grid_plan.grid[axis.grid_dim], coords[axis.grid_dim], axis)
+            value = owned_count(
+                axis, value, distribution.grid[axis.grid_dim], coords[axis.grid_dim]
+            )
         values[symbol] = value
     return values
 
@@ -251,8 +255,8 @@ def local_sizes_table(
     kernel: DistributedKernel, plan: Any, sizes: Mapping[str, int]
 ) -> list[dict[str, int]]:
     """rank_sizes for every rank of the plan's grid, in rank order."""
-    grid_plan = read_plan(plan)
-    return [rank_sizes(kernel, grid_plan, sizes, rank) for rank in range(grid_plan.ranks)]
+    distribution = Distribution.of(plan)
+    return [rank_sizes(kernel, distribution, sizes, rank) for rank in range(distribution.ranks)]
 
 
 def workspace_bytes_at(kernel: DistributedKernel, sizes: Mapping[str, int]) -> int:
@@ -278,8 +282,8 @@ def grid_at(grid: Sequence[str | int], ranks: int) -> tuple[tuple[int, ...] | No
 
 def rank_coordinates_table(plan: Any) -> list[tuple[int, ...]]:
     """Each rank's grid coordinates in rank order (row-major), for documentation and checks."""
-    grid_plan = read_plan(plan)
-    return [rank_coords(rank, grid_plan.grid) for rank in range(grid_plan.ranks)]
+    distribution = Distribution.of(plan)
+    return [rank_coords(rank, distribution.grid) for rank in range(distribution.ranks)]
 
 
 def tile_extent_texts(kernel: DistributedKernel, plan: Any) -> dict[str, str]:
@@ -287,14 +291,14 @@ def tile_extent_texts(kernel: DistributedKernel, plan: Any) -> dict[str, str]:
     entry point's comments. An owned extent is written as the kernel's size symbol where the rank
     is called with exactly that value (a symbol arriving local, or a dimension held whole), else
     as `owned<d>` (the rank's owned count along dimension d)."""
-    grid_plan = read_plan(plan)
-    arrivals = symbol_arrivals(kernel, grid_plan)
+    distribution = Distribution.of(plan)
+    arrivals = symbol_arrivals(kernel, distribution)
     texts: dict[str, str] = {}
     for array in kernel.arrays:
-        layout = grid_plan.local.get(array.name)
+        layout = distribution.local.get(array.name)
         if layout is None:
             continue
-        entry = grid_plan.arrays[array.name]
+        entry = distribution.arrays[array.name]
         display: dict[int, Any] = {}
         for dim, text in enumerate(array.shape):
             expression = parse(text)
@@ -309,3 +313,57 @@ def tile_extent_texts(kernel: DistributedKernel, plan: Any) -> dict[str, str]:
         extents = "".join(f"[{e}]" for e in layout.extent_exprs(display))
         texts[array.name] = f"{extents} digits {', '.join(layout.digits)}"
     return texts
+
+
+def describe_plan(
+    kernel: DistributedKernel, plan: Any, sizes: Mapping[str, int] | None = None
+) -> dict[str, Any]:
+    """What /task/{kernel} and /requests/check show of a plan: the plan's JSON, which size symbols
+    arrive local (with the reason), each local tile layout (its single-node program over the
+    owned extents, digits and packed extents) and, given the global sizes, per rank its grid
+    coordinates, packed tile extents (`tiles`), owned extents where a local layout differs
+    (`owned`) and size values."""
+    distribution = Distribution.of(plan)
+    answer: dict[str, Any] = {
+        "plan": distribution.to_json(),
+        "rank_order": "row-major: rank = c0 * P1 + c1 on a 2-D grid",
+        "symbols": {s: a.to_json() for s, a in symbol_arrivals(kernel, distribution).items()},
+    }
+    if distribution.local:
+        texts = tile_extent_texts(kernel, distribution)
+        answer["local_layouts"] = {
+            name: {**layout.to_json(), "tile": texts[name]}
+            for name, layout in distribution.local.items()
+        }
+    if sizes is not None:
+        ranks = []
+        for rank in range(distribution.ranks):
+            described: dict[str, Any] = {
+                "rank": rank,
+                "coords": list(rank_coords(rank, distribution.grid)),
+                "sizes": rank_sizes(kernel, distribution, sizes, rank),
+                "tiles": {
+                    a.name: list(
+                        distribution.tile_extents(a.name, kernel.global_shape(a, sizes), rank)
+                    )
+                    for a in kernel.arrays
+                },
+            }
+            if distribution.local:
+                described["owned"] = {
+                    name: list(
+                        distribution.owned_shape(name, kernel.global_shape(name, sizes), rank)
+                    )
+                    for name in distribution.local
+                }
+            ranks.append(described)
+        answer["ranks"] = ranks
+    return answer
+
+
+def entry_signature(
+    kernel: DistributedKernel, precision: str, casts: Mapping[str, str], plan: Any
+) -> str:
+    """The MPI entry point as the submission must define it under `plan`, each locally laid-out
+    tile's packed extents in a comment after its pointer."""
+    return kernel.c_prototype(precision, casts, tile_extent_texts(kernel, plan)) + ";"

@@ -1,6 +1,6 @@
-"""The judge's entry to distributed grades (ARCHITECTURE.md's mpi_driver): build the generated MPI
-driver with a submission, grade it at a rank count, describe a plan for /task and /requests/check,
-and run the scaling curve; the work is done in hb.distributed."""
+"""A distributed grade from a request: lower it over the grid (relayout's Distribution over the
+kernel's arrays), refuse what the grade cannot take, build the generated MPI driver with the
+submission, grade it at a rank count, and run the scaling curve."""
 
 from __future__ import annotations
 
@@ -11,131 +11,16 @@ from typing import Any
 import numpy as np
 
 from hb import abi, kernels, sandbox
-from hb.distributed.driver import DriverBuild, build_driver, cast_refusal, driver_source
+from hb.distributed.driver import build_driver, cast_refusal
 from hb.distributed.engine import DistributedGrade, Reference, grade_distributed
-from hb.distributed.launch import LOCAL_LAUNCHER, launcher_command
-from hb.distributed.local_layout import local_layouts
-from hb.distributed.policy import (
-    default_plan,
-    device_available,
-    distributed_cast_refusal,
-    place_refusal,
-    plan_refusal,
-)
+from hb.distributed.launch import DEFAULT_RANK_COUNTS, LOCAL_LAUNCHER
+from hb.distributed.policy import distributed_cast_refusal, place_refusal, plan_refusal
 from hb.distributed.scaling import ScalingPoint, plot_scaling, scaling_curve, scaling_table
-from hb.distributed.signature import (
-    DistributedKernel,
-    grid_at,
-    local_sizes_table,
-    rank_sizes,
-    symbol_arrivals,
-    tile_extent_texts,
-)
-from hb.distributed.tiles import GridPlan, local_shape, rank_coords, read_plan, tile_extents
+from hb.distributed.signature import DistributedKernel, grid_at
 from hb.grading import rep_seed
 from hb.precision import NUMPY_DTYPES, Tolerance
+from relayout.distribution import Distribution, lower_distribution
 from relayout.errors import RequestError
-
-__all__ = [
-    "DEFAULT_RANK_COUNTS",
-    "LOCAL_LAUNCHER",
-    "DistributedGrade",
-    "DistributedKernel",
-    "DriverBuild",
-    "GridPlan",
-    "ScalingPoint",
-    "build_driver",
-    "cast_refusal",
-    "default_plan",
-    "describe_plan",
-    "device_available",
-    "distributed_cast_refusal",
-    "distributed_refusal",
-    "driver_source",
-    "entry_signature",
-    "grade_distributed",
-    "grade_submission",
-    "grid_at",
-    "launcher_command",
-    "launcher_settings",
-    "local_layouts",
-    "local_sizes_table",
-    "lower_plan",
-    "place_refusal",
-    "plan_refusal",
-    "rank_sizes",
-    "read_plan",
-    "requested_casts",
-    "requested_device_arrays",
-    "scale_requests",
-    "scale_submission",
-    "symbol_arrivals",
-]
-
-# The scaling points when mpi.rank_counts is not configured.
-DEFAULT_RANK_COUNTS = (1, 2, 4)
-
-
-def launcher_settings(mpi_section: Any) -> tuple[str, str | None, tuple[int, ...]]:
-    """(launcher template, hostfile, rank counts) from the config's mpi section; the fields
-    mpi.launcher, mpi.hostfile and mpi.rank_counts fall back to one-machine mpiexec, no hostfile
-    and (1, 2, 4) where the section does not declare them."""
-    template = getattr(mpi_section, "launcher", None) or LOCAL_LAUNCHER
-    hostfile = getattr(mpi_section, "hostfile", None)
-    counts = getattr(mpi_section, "rank_counts", None) or DEFAULT_RANK_COUNTS
-    return template, (str(hostfile) if hostfile else None), tuple(int(c) for c in counts)
-
-
-def describe_plan(
-    kernel: DistributedKernel, plan: Any, sizes: Mapping[str, int] | None = None
-) -> dict[str, Any]:
-    """What /task/{kernel} and /requests/check show of a plan: the plan's JSON, which size symbols
-    arrive local (with the reason), each rank's grid coordinates, each local tile layout (its
-    single-node program over the owned extents, digits and packed extents) and, given the global
-    sizes, each rank's packed tile extents (`tiles`), owned extents where a local layout differs
-    (`owned`) and size values."""
-    grid_plan = read_plan(plan)
-    answer: dict[str, Any] = {
-        "plan": grid_plan.to_json(),
-        "rank_order": "row-major: rank = c0 * P1 + c1 on a 2-D grid",
-        "symbols": {s: a.to_json() for s, a in symbol_arrivals(kernel, grid_plan).items()},
-    }
-    if grid_plan.local:
-        texts = tile_extent_texts(kernel, grid_plan)
-        answer["local_layouts"] = {
-            name: {**layout.to_json(), "tile": texts[name]}
-            for name, layout in grid_plan.local.items()
-        }
-    if sizes is not None:
-        ranks = []
-        for rank in range(grid_plan.ranks):
-            described: dict[str, Any] = {
-                "rank": rank,
-                "coords": list(rank_coords(rank, grid_plan.grid)),
-                "sizes": rank_sizes(kernel, grid_plan, sizes, rank),
-                "tiles": {
-                    a.name: list(
-                        tile_extents(grid_plan, a.name, kernel.global_shape(a, sizes), rank)
-                    )
-                    for a in kernel.arrays
-                },
-            }
-            if grid_plan.local:
-                described["owned"] = {
-                    name: list(local_shape(grid_plan, name, kernel.global_shape(name, sizes), rank))
-                    for name in grid_plan.local
-                }
-            ranks.append(described)
-        answer["ranks"] = ranks
-    return answer
-
-
-def entry_signature(
-    kernel: DistributedKernel, precision: str, casts: Mapping[str, str], plan: Any
-) -> str:
-    """The MPI entry point as the submission must define it under `plan`, each locally laid-out
-    tile's packed extents in a comment after its pointer."""
-    return kernel.c_prototype(precision, casts, tile_extent_texts(kernel, plan)) + ";"
 
 
 def scale_submission(
@@ -206,22 +91,12 @@ def requested_device_arrays(requests: Any, manifest: Any, residency: str = "host
 
 def lower_plan(
     requests: Any, manifest: Any, precision: str, ranks: int, sizes: Mapping[str, int] | None = None
-) -> GridPlan:
-    """Requests.plan at `ranks` over the kernel's arrays (RequestError naming the entry when the
-    program does not lower), read into the engine's GridPlan, with the local layout of every tile
-    the digit operations lay out other than row-major in global order (hb.distributed.
-    local_layout: the operations that are not distributions, as a single-node program over the
-    rank's owned extents)."""
-    plan = requests.plan(
-        abi.relayout_arrays(manifest, precision), dict(sizes) if sizes else None, ranks
+) -> Distribution:
+    """The request lowered at `ranks` over the kernel's arrays at `precision`: relayout's plan and
+    each tile's local layout (RequestError naming the entry when the program does not lower)."""
+    return lower_distribution(
+        requests, abi.relayout_arrays(manifest, precision), dict(sizes) if sizes else None, ranks
     )
-    grid_plan = read_plan(plan)
-    env: dict[str, int] = {name: int(value) for name, value in (sizes or {}).items()}
-    env["P"] = grid_plan.ranks
-    env.update({f"P{k}": extent for k, extent in enumerate(grid_plan.grid)})
-    kernel = DistributedKernel.from_manifest(manifest)
-    local = local_layouts(requests, {a.name: len(a.shape) for a in kernel.arrays}, env)
-    return GridPlan(grid=grid_plan.grid, arrays=grid_plan.arrays, local=local)
 
 
 def distributed_refusal(
@@ -359,7 +234,7 @@ def scale_requests(
     if built.program is None:
         raise RuntimeError(f"the MPI build failed: {built.log.strip()[-2000:]}")
 
-    def plan_at(extents: tuple[int, ...]) -> GridPlan:
+    def plan_at(extents: tuple[int, ...]) -> Distribution:
         count = 1
         for extent in extents:
             count *= extent
