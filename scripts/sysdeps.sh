@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the project needs when they are missing: gfortran (the judge's
 # Fortran deliveries), OpenBLAS, PostgreSQL,
-# bubblewrap (the judge's box), libseccomp (its system-call filter), linux-perf (/profile's
-# counters) and Chromium (the headless browser the explorer's and the results page's tests drive).
+# bubblewrap (the judge's box), libseccomp (its system-call filter), linux-perf and PAPI (/profile's
+# counters: libpapi-dev, and papi-tools for papi_avail, which lists what the machine counts) and
+# Chromium (the headless browser the explorer's and the results page's tests drive).
 set -u
 need=()
 command -v gfortran >/dev/null || need+=(gfortran)
@@ -11,6 +12,8 @@ compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
 command -v bwrap >/dev/null || need+=(bubblewrap)
 compgen -G "/usr/lib/*/libseccomp.so.2" >/dev/null || need+=(libseccomp2)
 command -v perf >/dev/null || need+=(linux-perf)
+[ -e /usr/include/papi.h ] || need+=(libpapi-dev)
+command -v papi_avail >/dev/null || need+=(papi-tools)
 command -v chromium >/dev/null || need+=(chromium)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then

@@ -4,6 +4,7 @@ headers name."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -19,6 +20,9 @@ from pydantic import (
 )
 
 from hb.requests_api import Requests, RequestsField, is_empty
+
+# What a PAPI event name may hold: a preset, or a native event with its qualifiers (pmu::EVENT:u=1).
+PAPI_EVENT_NAME = re.compile(r"[A-Za-z0-9_:.=+\-]{1,128}")
 
 
 class _Envelope(BaseModel):
@@ -89,11 +93,32 @@ class SyntaxCheckBody(_Envelope):
 
 class ProfileBody(Submission):
     """POST /profile: the envelope of /score and the profiler: none (the timing table per thread
-    count), perf (Linux perf's counters and hot symbols) or papi."""
+    count), perf (Linux perf's counters and hot symbols) or papi (PAPI's `events` around each
+    kernel call)."""
 
     tool: Literal["none", "perf", "papi"] = Field(
         "none", description="none, perf or papi; every answer carries the timing table."
     )
+    events: list[str] | None = Field(
+        None,
+        max_length=32,
+        description="tool papi only: the PAPI events to count (names papi_avail and "
+        "papi_native_avail list); by default cycles, instructions, L1, L2 and L3 misses, branch "
+        "misses, floating-point operations, task clock and page faults.",
+    )
+
+    @field_validator("events")
+    @classmethod
+    def _event_names(cls, events: list[str] | None) -> list[str] | None:
+        for index, name in enumerate(events or []):
+            if not PAPI_EVENT_NAME.fullmatch(name):
+                raise ValueError(
+                    f"item {index}, {name[:140]!r}, is not a PAPI event name (1 to 128 letters, "
+                    "digits and _ : . = + -)"
+                )
+            if name in (events or [])[:index]:
+                raise ValueError(f"item {index}, {name!r}, is given twice")
+        return events
 
 
 class Caller(BaseModel):

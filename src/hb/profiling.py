@@ -5,9 +5,14 @@ machine lets a box count events. Nothing is recorded in grades."""
 from __future__ import annotations
 
 import ctypes.util
+import functools
+import json
 import os
 import re
 import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +33,27 @@ HOT_SYMBOLS = 15
 PERF_SCOPE = (
     "one run at the largest thread count, the box runner's process from its start to its end: "
     "the kernel's warm-up and timed calls, the interpreter's start and the waits between calls"
+)
+
+# Tool papi's events by default: PAPI's presets for cycles, instructions, the data misses of L1
+# and L2 and the misses of L3, mispredicted branches and floating-point operations, and the
+# kernel's software clock and page faults (which count on a VM without a virtual PMU too).
+PAPI_EVENTS = (
+    "PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_L1_DCM", "PAPI_L2_DCM", "PAPI_L3_TCM", "PAPI_BR_MSP",
+    "PAPI_FP_OPS", "perf::TASK-CLOCK", "perf::PAGE-FAULTS",
+)  # fmt: skip
+PAPI_HEADER_FILE = "papi-header.json"
+PAPI_CALLS_FILE = "papi-calls.jsonl"
+PAPI_SCOPE = (
+    "each timed kernel call (the warm-ups left out), from just before it to just after it in the "
+    "box runner, one run per thread count; the values are the median per call"
+)
+PAPI_UNKNOWN = "PAPI does not know this event on this judge"
+PAPI_NOTE = (
+    "reasons are PAPI's words: 'Event does not exist' is an event the machine does not count "
+    "(every hardware event of a VM without a virtual PMU); 'cannot be counted due to counter "
+    "resource limitations' is one the counters the events before it took leave no room for (ask "
+    "for fewer events)"
 )
 
 
@@ -51,23 +77,160 @@ def perf_event_paranoid() -> int | None:
         return None
 
 
+@functools.cache
+def papi_library() -> str | None:
+    """libpapi's name for the dynamic loader (libpapi.so.7.0), or None where it is not installed."""
+    return ctypes.util.find_library("papi")
+
+
 def counters_refusal(tool: str) -> str | None:
     """Why a box on this machine cannot count events with `tool`, or None."""
-    if tool == "papi" and ctypes.util.find_library("papi") is None:
+    if tool == "papi" and papi_library() is None:
         return "papi: the PAPI library (libpapi) is not installed on this judge"
-    if tool == "papi":
-        return "papi: this judge does not read PAPI counters; use tool perf"
-    if shutil.which("perf") is None:
+    if tool == "perf" and shutil.which("perf") is None:
         return "perf: Linux perf is not installed on this judge (Debian's linux-perf)"
     paranoid = perf_event_paranoid()
     if paranoid is None:
-        return f"perf: {PARANOID} cannot be read, so this kernel offers no performance events"
+        return f"{tool}: {PARANOID} cannot be read, so this kernel offers no performance events"
     if paranoid > 2:
         return (
-            f"perf: perf_event_paranoid is {paranoid}: the kernel lets no unprivileged process "
+            f"{tool}: perf_event_paranoid is {paranoid}: the kernel lets no unprivileged process "
             "count events (2 or less lets a process count its own)"
         )
     return None
+
+
+def papi_lookup(names: tuple[str, ...]) -> dict[str, Any]:
+    """PAPI's answer on this machine for `names`, from a process of the judge's own (not a box):
+    {"version", "unknown": [names PAPI does not know]}, or {"error"} where PAPI cannot start."""
+    library = papi_library()
+    if library is None:
+        return {"error": "the PAPI library (libpapi) is not installed on this judge"}
+    try:
+        return _papi_lookup(library, names)
+    except (OSError, subprocess.TimeoutExpired, ValueError) as error:
+        return {"error": f"PAPI's event look-up failed ({error})"}
+
+
+@functools.lru_cache(maxsize=256)
+def _papi_lookup(library: str, names: tuple[str, ...]) -> dict[str, Any]:
+    # A failure raises, so that only answers are kept.
+    argv = [sys.executable, "-I", "-m", "hb.papibox", "--library", library, "--names", *names]
+    ended = subprocess.run(argv, capture_output=True, timeout=60, check=False)
+    found = json.loads(ended.stdout)
+    if not isinstance(found, dict):
+        raise ValueError("hb.papibox answered no JSON object")
+    return found
+
+
+def papi_probe(events: Sequence[str]) -> runner.BoxProbe:
+    """The box runner under hb.papibox, counting `events` around each kernel call."""
+    return runner.BoxProbe(
+        prefix=(
+            sys.executable, "-I", "-m", "hb.papibox", "--library", papi_library() or "libpapi.so",
+            "--events", ",".join(events), "--header", PAPI_HEADER_FILE, "--out", PAPI_CALLS_FILE,
+            "--",
+        ),
+        allow=sandbox.PROFILE_SYSCALLS,
+        keep=(PAPI_HEADER_FILE, PAPI_CALLS_FILE),
+    )  # fmt: skip
+
+
+def parse_papi_calls(text: str, count: int) -> list[list[int]] | str:
+    """The box's lines of counts (one per call, `count` values each), or why they do not parse:
+    the box wrote them, so nothing in them is trusted beyond its shape."""
+    calls: list[list[int]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        try:
+            values = json.loads(line)
+        except ValueError:
+            return f"line {number} of the box's counts is not JSON"
+        if isinstance(values, str):
+            return f"call {number}: {values[:300]}"
+        if (
+            not isinstance(values, list)
+            or len(values) != count
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+        ):
+            return f"line {number} of the box's counts is not {count} integers"
+        calls.append(values)
+    return calls
+
+
+def papi_counters(
+    timed: Callable[[int, runner.BoxProbe], runner.RunResult],
+    counts: Sequence[int],
+    requested: Sequence[str],
+    unknown: Sequence[str],
+    version: str,
+) -> dict[str, Any]:
+    """Tool papi's counters: one run per thread count under hb.papibox, each timed call counted;
+    the events PAPI does not know (`unknown`, of the default set) or could not open, by name."""
+    reasons = dict.fromkeys(unknown, PAPI_UNKNOWN)
+    probe = papi_probe([name for name in requested if name not in reasons])
+    table: list[dict[str, Any]] = []
+    no_inherit: str | None = None
+    for threads in counts:
+        run = timed(threads, probe)
+        row: dict[str, Any] = {"threads": threads}
+        table.append(row)
+        if not run.ok:
+            row.update(ok=False, reason=run.reason)
+            continue
+        try:
+            header = json.loads(run.probed.get(PAPI_HEADER_FILE, ""))
+            opened = [str(name) for name in header.get("opened", [])]
+            refused = {str(k): str(v) for k, v in header.get("refused", {}).items()}
+        except (ValueError, AttributeError, TypeError):
+            row.update(ok=False, reason="the box wrote no readable PAPI header")
+            continue
+        if "error" in header:
+            row.update(ok=False, reason=f"PAPI did not start in the box: {header['error']}")
+            continue
+        if not set(opened) <= set(requested):
+            row.update(ok=False, reason="the box's PAPI header names events not asked for")
+            continue
+        reasons.update({name: why for name, why in refused.items() if name in requested})
+        for name in requested:
+            if name not in opened and name not in reasons:
+                reasons[name] = "the box's PAPI header does not name it"
+        if header.get("no_inherit"):
+            no_inherit = str(header["no_inherit"])
+        calls = parse_papi_calls(run.probed.get(PAPI_CALLS_FILE, ""), len(opened))
+        reps = run.warmup + len(run.timed)
+        if isinstance(calls, str) or len(calls) != reps or not run.timed:
+            got = calls if isinstance(calls, str) else f"the box's counts have {len(calls)} lines"
+            row.update(ok=False, reason=f"{got}, for {reps} calls")
+            continue
+        kept = calls[run.warmup :]
+        medians: list[float] = (
+            np.median(np.asarray(kept, dtype=np.float64), axis=0).tolist() if opened else []
+        )
+        row.update(
+            ok=True, calls=len(kept),
+            values={name: int(median) for name, median in zip(opened, medians, strict=True)},
+        )  # fmt: skip
+    counted = [row for row in table if row.get("values")]
+    counters: dict[str, Any] = {
+        "papi": version, "scope": PAPI_SCOPE, "perf_event_paranoid": perf_event_paranoid(),
+        "available": bool(counted), "events": list(requested),
+        "threads_counted": "all of the kernel's threads (inherited counters)" if no_inherit is None
+        else "the calling thread only: PAPI could not make the threads the kernel starts inherit "
+        f"the counters here (PAPI: {no_inherit})",
+        "table": table,
+        "unavailable": [name for name in requested if name in reasons], "reasons": reasons,
+    }  # fmt: skip
+    if reasons:
+        counters["note"] = PAPI_NOTE
+    if not counted:
+        failed = next((row["reason"] for row in table if "reason" in row), None)
+        counters["reason"] = (
+            f"papi counted none of the events: {failed}"
+            if failed
+            else "papi could open none of the events here (a VM without a virtual PMU offers "
+            "no hardware events)"
+        )
+    return counters
 
 
 def perf_stat_probe() -> runner.BoxProbe:
@@ -162,6 +325,18 @@ def profile(handler: Any, body: ProfileBody) -> dict[str, Any]:
             raise RequestFault(
                 f"operations[{index}] ({operation.action}): /profile takes no zip or unzip"
             )
+    looked: dict[str, Any] = {}
+    if body.events is not None and body.tool != "papi":
+        raise RequestFault(f"events: tool {body.tool} takes no events (tool papi does)")
+    requested = tuple(body.events) if body.events is not None else PAPI_EVENTS
+    if body.tool == "papi" and counters_refusal("papi") is None:
+        looked = papi_lookup(requested)
+        unknown = looked.get("unknown") or []
+        if body.events is not None and unknown:
+            raise RequestFault(
+                f"events: {unknown} unknown to PAPI {looked.get('version', '')} on this judge "
+                "(papi_avail and papi_native_avail list the events it knows)"
+            )
     sizes, label = handler.graded_sizes(manifest, preset)
     refusal = handler.refusal(body.requests, granted, manifest, body.language, sizes, label)
     if refusal is not None:
@@ -222,8 +397,15 @@ def profile(handler: Any, body: ProfileBody) -> dict[str, Any]:
     if body.tool == "none":
         return answer
     refused = counters_refusal(body.tool)
+    if refused is None and "error" in looked:
+        refused = f"papi: {looked['error']}"
     if refused is not None:
         answer["counters"] = {"available": False, "reason": refused}
+        return answer
+    if body.tool == "papi":
+        answer["counters"] = papi_counters(
+            timed, counts, requested, looked.get("unknown") or [], str(looked.get("version", ""))
+        )
         return answer
     top = counts[-1]
     stat = timed(top, perf_stat_probe())

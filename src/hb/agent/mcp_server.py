@@ -70,7 +70,15 @@ _TOOL = ToolArgument(
         "enum": ["none", "perf", "papi"],
         "default": "none",
         "description": "none: the timing table per thread count; perf: Linux perf counters and "
-        "hot symbols; papi: PAPI counters where the library is present.",
+        "hot symbols; papi: PAPI counters around each kernel call where the library is present.",
+    }
+)
+_EVENTS = ToolArgument(
+    {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "tool papi only: the PAPI events to count (default: cycles, instructions, "
+        "L1/L2/L3 misses, branch misses, floating-point operations, task clock, page faults).",
     }
 )
 
@@ -136,6 +144,7 @@ class ToolServer:
                 **same,
                 "preset": _PRESET,
                 "tool": _TOOL,
+                "events": _EVENTS,
             },
         }
         if "requests-check" in self.packets:
@@ -201,6 +210,10 @@ class ToolServer:
                 raise ToolError(f"{name}: argument {argument!r} must be a string")
             if expected == "object" and not isinstance(value, dict):
                 raise ToolError(f"{name}: argument {argument!r} must be a JSON object")
+            if expected == "array" and not (
+                isinstance(value, list) and all(isinstance(item, str) for item in value)
+            ):
+                raise ToolError(f"{name}: argument {argument!r} must be a list of strings")
             choices = spec.schema.get("enum")
             if choices is not None and value not in choices:
                 raise ToolError(f"{name}: argument {argument!r} must be one of {choices}")
