@@ -110,17 +110,19 @@ def entry_from_arrays(
 
 
 def mpi_entry(kernel: Any, precision: str, casts: Mapping[str, str] | None = None) -> Entry:
-    """The MPI entry point `<kernel>_mpi_<precision>` of hb.distributed's DistributedKernel: each
-    pointer a rank's tile (extents known at run time), the communicator before the workspace."""
+    """The MPI entry point `<kernel>_mpi_<precision>` of a catalog kernel: each pointer a rank's
+    tile (extents known at run time), the communicator before the workspace."""
+    from hb.distributed.signature import mpi_entry_point
+
     casts = casts or {}
     return Entry(
-        name=kernel.entry_point(precision),
+        name=mpi_entry_point(kernel, precision),
         pointers=tuple(
             Pointer(a.name, casts.get(a.name, precision), a.intent, (None,)) for a in kernel.arrays
         ),
         integers=tuple(kernel.sizes),
         scalars=tuple(
-            (s.name, precision if s.kind == "float" else "int64") for s in kernel.scalars
+            (s.name, precision if s.type == "float" else "int64") for s in kernel.scalars
         ),
         communicator=True,
     )
@@ -303,10 +305,8 @@ def localized(
         return document
     if requests.startup.grid:
         from hb.distributed.grade import requested_casts
-        from hb.distributed.signature import DistributedKernel
 
-        kernel = DistributedKernel.from_manifest(manifest)
-        entry = mpi_entry(kernel, precision, requested_casts(requests))
+        entry = mpi_entry(manifest, precision, requested_casts(requests))
     else:
         from hb import sparse
 

@@ -71,7 +71,7 @@ def task_actions(
     fp64-only kernel under a grading.precision_override_kernels entry takes them, as the judge
     lets them stand), single-node layouts on dense arrays when not distributed, format on sparse
     arrays."""
-    from hb.distributed.signature import DistributedKernel
+    from hb.distributed.signature import mpi_refusal
 
     has_sparse = any(a.is_sparse for a in manifest.arrays)
     distributable = (
@@ -79,7 +79,7 @@ def task_actions(
         and not has_sparse
         and language in languages.LANGUAGES
         and languages.LANGUAGES[language].mpi
-        and DistributedKernel.from_manifest(manifest).refusal() is None
+        and mpi_refusal(manifest) is None
     )
     return allowances.actions(
         has_floating_dense=any(a.is_floating and not a.is_sparse for a in manifest.arrays),
@@ -108,16 +108,15 @@ def task_precision(manifest: Manifest, config: Config) -> tuple[str, str | None]
 def _mpi_facts(manifest: Manifest, precision: str, offer: RequestActions) -> dict[str, Any] | None:
     """The distributed task's entry point and default distribution (short-form operations)."""
     from hb.distributed.policy import default_grid, default_requests
-    from hb.distributed.signature import DistributedKernel
+    from hb.distributed.signature import mpi_prototype, mpi_refusal
 
-    kernel = DistributedKernel.from_manifest(manifest)
-    if kernel.refusal() is not None or not manifest.distribution:
+    if mpi_refusal(manifest) is not None or not manifest.distribution:
         return None
     default = default_requests(manifest).to_dict()
     return {
         "agent_grid": offer.grid,
         "grid": json.dumps(default_grid(manifest)),
-        "prototype": kernel.c_prototype(precision),
+        "prototype": mpi_prototype(manifest, precision),
         "default": json.dumps(default, sort_keys=True),
         "calls": calls.reference_mpi_calls(manifest.name),
     }
@@ -155,10 +154,9 @@ def build_context(
         "mpi": _mpi_facts(manifest, precision, offer) if grid_actions else None,
     }
     if distributed:
-        from hb.distributed.signature import DistributedKernel
+        from hb.distributed.signature import mpi_prototype
 
-        facts["mpi_prototype"] = DistributedKernel.from_manifest(manifest).c_prototype(
-            precision
+        facts["mpi_prototype"] = mpi_prototype(manifest, precision
         )
     sparse_text = (
         sparse.sparse_prompt_section(manifest, precision) if "format" in offer.actions else ""

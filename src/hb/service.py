@@ -26,6 +26,7 @@ from hb import (
     kernels,
     languages,
     prompts,
+    refusals,
     results_db,
     runner,
     sandbox,
@@ -44,7 +45,7 @@ from hb.distributed.grade import (
 )
 from hb.distributed.launch import launcher_settings
 from hb.distributed.policy import default_grid, default_requests
-from hb.distributed.signature import DistributedKernel, describe_plan, entry_signature
+from hb.distributed.signature import describe_plan, entry_signature, mpi_prototype, mpi_refusal
 from hb.envelope import (
     Caller,
     ProfileBody,
@@ -75,16 +76,15 @@ from hb.outcome import (
     is_hidden_route,
 )
 from hb.precision import C_NAMES, precision_of
+from hb.refusals import relayout_check
 from hb.requests_api import (
     GRID_ACTIONS,
     RequestAllowances,
     RequestError,
     Requests,
     RequestsCheck,
-    cast_refusal,
 )
 
-SHUFFLE_PRESET = "S"
 # The operations that lay arrays out over a processor grid (they need startup.grid).
 DISTRIBUTED_ACTIONS = GRID_ACTIONS
 
@@ -126,253 +126,6 @@ def with_task_grid(
     document = json.loads(requests.to_json() or "{}")
     document.setdefault("startup", {})["grid"] = grid
     return Requests.validate(document)
-
-
-def shuffle_refusal(
-    requests: Requests, manifest: Manifest, precision: str, sizes: dict[str, int], label: str
-) -> str | None:
-    """A shuffle whose f and f_inv are not inverse bijections at the graded sizes (relayout checks
-    them exhaustively once every extent is a constant, up to BIJECTION_CHECK_LIMIT cells); where
-    the graded box is past that limit, at preset S's sizes too, so the pair is always checked
-    somewhere before the build."""
-    if not any(op.action == "shuffle" for op in requests.operations):
-        return None
-    checks = [(label, sizes)]
-    smallest = manifest.preset_sizes(SHUFFLE_PRESET)
-    if smallest != sizes:
-        checks.append((f"preset {SHUFFLE_PRESET}", smallest))
-    for where, at in checks:
-        try:
-            answer = relayout_check(requests, manifest, precision, at)
-        except RequestError as error:
-            return str(error)
-        if not answer.accepted:
-            return f"{answer.refusal} (checked at {where}: {at})"
-    return None
-
-
-def requests_refusal(
-    requests: Requests,
-    manifest: Manifest,
-    language: str,
-    allowances: RequestAllowances,
-    config: Config,
-    problem_precision: str,
-    submitted: Requests | None = None,
-    sizes: dict[str, int] | None = None,
-    label: str = "",
-) -> str | None:
-    """Why the judge refuses this request (as granted) before any build, in the spec's order: the
-    setup's allowances (judged on the request as submitted, since a grid the judge injected under
-    requests.grid: task is no fault of the submitter), the fp64-only cast refusal, the startup.load
-    catalog, distribution, and the kernel's own checks (relayout's, then the shuffle bijection),
-    these two at the graded `sizes` (`label` names them: "preset M"), so a block whose factor does
-    not divide the extent there, or a pad that makes the buffer impossibly large, is refused
-    before anything is built."""
-    if sizes is None:
-        sizes = manifest.preset_sizes(config.grading.preset)
-        label = f"preset {config.grading.preset}"
-    refusal = allowances.refusal(
-        submitted if submitted is not None else requests,
-        distributed=bool(requests.startup.grid),
-    )
-    if refusal is None:
-        refusal = cast_refusal(
-            requests,
-            manifest.name,
-            manifest.fp64_only,
-            config.grading.precision_override_kernels,
-            # The override is written for the precision, however the datatype is spelled
-            # (float32 and fp32 alike).
-            precision_of(config.grading.datatype),
-            track=manifest.track,
-            distributed=bool(requests.startup.grid) or config.mpi.grade_distributed,
-        )
-    if refusal is None:
-        refusal = sandbox.catalog_refusal(language, list(requests.startup.load))
-    if requests.startup.grid or config.mpi.grade_distributed:
-        # The grid's checks replace the single-node ones: relayout lowers the request at
-        # mpi.ranks (Requests.plan) inside distributed_request_refusal.
-        if refusal is None:
-            refusal = distributed_request_refusal(
-                requests, manifest, language, config, problem_precision
-            )
-        return refusal
-    if refusal is None and sparse.has_sparse(manifest):
-        refusal = sparse.sparse_refusal(requests, manifest)
-    if refusal is None and requests.operations:
-        refusal = _relayout_refusal(
-            requests, manifest, problem_precision, sizes, label, config.sandbox.memory_mb << 20
-        )
-    if refusal is None:
-        refusal = shuffle_refusal(requests, manifest, problem_precision, sizes, label)
-    return refusal
-
-
-def distributed_request_refusal(
-    requests: Requests, manifest: Manifest, language: str, config: Config, precision: str
-) -> str | None:
-    """Why a distributed grade (startup.grid, or any request under mpi.grade_distributed) cannot
-    go ahead: a C delivery, a grid, then distributed_refusal (the kernel's arrays, the
-    grid spanning mpi.ranks, the lowering, the plan's allowlists, place and residency (device
-    tiles need a CUDA device) and the casts). A kernel with a sparse array is refused first, with the grid or without it:
-    distributing a sparse format is not implemented yet (spec §3.2)."""
-    mpi = config.mpi
-    if sparse.has_sparse(manifest):
-        refusal = None if mpi.grade_distributed else sparse.sparse_refusal(requests, manifest)
-        if refusal is None:
-            # Under mpi.grade_distributed every grade is distributed (a grid the judge injected
-            # is no fault of the submitter), so no request of this kernel can be graded.
-            names = ", ".join(sparse.sparse_arrays(manifest))
-            refusal = (
-                f"startup.grid: this setup grades distributed (mpi.grade_distributed), and "
-                f"{manifest.name} has the sparse array(s) {names}: distributing a sparse format "
-                "is not implemented yet, so this setup cannot grade it"
-            )
-        return refusal
-    if not requests.startup.grid:
-        return (
-            "startup.grid: this setup grades distributed (mpi.grade_distributed), so the request "
-            "needs startup.grid and a distribute or replicate operation for every array"
-        )
-    if not languages.language(language).mpi:
-        built = sorted(name for name, lang in languages.LANGUAGES.items() if lang.mpi)
-        return (
-            f"language: a distributed grade links the submission with the generated MPI driver, "
-            f"which builds {', '.join(built)} (got {language!r})"
-        )
-    return distributed_refusal(
-        requests,
-        manifest,
-        precision,
-        ranks=mpi.ranks,
-        replicatable_allowlist=mpi.replicatable_allowlist,
-        layout_flexible_allowlist=mpi.layout_flexible_allowlist,
-        residency=mpi.residency,
-    )
-
-
-def _relayout_refusal(
-    requests: Requests, manifest: Manifest, precision: str, sizes: dict[str, int], label: str,
-    memory_bytes: int | None = None,
-) -> str | None:  # fmt: skip
-    """relayout's refusal of the request: the names it gives (never a kernel's scalar, size
-    symbol or pointer), symbolically, then at the graded sizes, and the buffers it makes there
-    (together no larger than the box's memory)."""
-    refusal = name_refusal(requests, manifest)
-    if refusal is not None:
-        return refusal
-    try:
-        answer = relayout_check(requests, manifest, precision)
-        if answer.accepted and not sparse.has_sparse(manifest):
-            at_sizes = relayout_check(requests, manifest, precision, sizes)
-            if not at_sizes.accepted:
-                return f"{at_sizes.refusal} (at {label}: {sizes})"
-            if memory_bytes is not None:
-                return buffer_refusal(requests, manifest, at_sizes, sizes, label, memory_bytes)
-    except RequestError as error:
-        return str(error)
-    return None if answer.accepted else str(answer.refusal)
-
-
-def name_refusal(requests: Requests, manifest: Manifest) -> str | None:
-    """A name the request gives (a zip's `into`, an unzip's parts, a split's or block's digits)
-    that is already a scalar, a size symbol or another array of the kernel: the C signature
-    would have two parameters of one name, or an expression would read the wrong symbol."""
-    taken = {
-        **{name: "a size symbol" for name in manifest.sizes},
-        **{scalar.name: "a scalar" for scalar in manifest.scalars},
-    }
-    arrays = {array.name for array in manifest.arrays}
-    for index, operation in enumerate(requests.operations):
-        given = getattr(operation, "into", None)
-        names = [given] if isinstance(given, str) else list(given or [])
-        for name in names:
-            what = taken.get(name)
-            if what is None and operation.action in ("zip", "unzip") and name in arrays:
-                consumed = set(
-                    getattr(operation, "arrays", None) or [getattr(operation, "array", "")]
-                )
-                what = None if name in consumed else "an array"
-            if what is not None:
-                return (
-                    f"operations[{index}] ({operation.action}): into {name!r} is {what} of "
-                    f"{manifest.name}; choose a name the kernel does not use"
-                )
-    return None
-
-
-def buffer_refusal(
-    requests: Requests, manifest: Manifest, answer: RequestsCheck, sizes: dict[str, int],
-    label: str, memory_bytes: int,
-) -> str | None:  # fmt: skip
-    """The pointers the request makes, at the graded sizes, together larger than the box's
-    memory: refused before anything is allocated, naming the pointer and its last operation."""
-    from relayout import expr as E
-
-    total = 0
-    shapes = {array.name: manifest.shape_of(array, sizes) for array in manifest.arrays}
-    for name, spec in (answer.arrays or {}).items():
-        source = (spec.zips or [name])[0] if getattr(spec, "zips", None) else name
-        dims = shapes.get(source, ())
-        env = {f"d{i}": int(extent) for i, extent in enumerate(dims)} | dict(sizes)
-        count = 1
-        try:
-            for extent in spec.extents:
-                count *= max(int(E.parse(str(extent)).evaluate(env)), 0)
-                if count > 2**62:
-                    break
-        except (E.ExprError, ValueError, TypeError):
-            continue  # an extent the judge cannot evaluate here is relayout's to refuse
-        itemsize = _itemsize(spec)
-        total += count * itemsize
-        if total > memory_bytes:
-            last = max(
-                (i for i, op in enumerate(requests.operations)
-                 if name in {getattr(op, "array", None), getattr(op, "into", None)}),
-                default=None,
-            )  # fmt: skip
-            where = (
-                f"operations[{last}] ({requests.operations[last].action})"
-                if last is not None
-                else name
-            )
-            return (
-                f"{where}: at {label} ({sizes}) the buffers reach {total} bytes at {name}, more "
-                f"than the box's memory ({memory_bytes} bytes)"
-            )
-    return None
-
-
-def _itemsize(spec: Any) -> int:
-    """The bytes of one element of a checked pointer: a struct's, or its element type's."""
-    from relayout.layout import StructType
-    from relayout.types import element_type
-
-    if getattr(spec, "struct", None):
-        return int(StructType(tuple(spec.struct.items())).itemsize)
-    try:
-        return int(element_type(str(spec.dtype)).size)
-    except (KeyError, ValueError):
-        return 8
-
-
-def relayout_check(
-    requests: Requests, manifest: Manifest, precision: str, sizes: dict[str, int] | None = None
-) -> RequestsCheck:
-    """relayout's answer for the request over the kernel's arrays, with the kernel's C signature
-    (none for a kernel with a sparse array: relayout writes no sparse pointers, hb.sparse does)."""
-    from relayout.check import check_requests
-
-    answer: RequestsCheck = check_requests(
-        requests,
-        abi.relayout_arrays(manifest, precision),
-        sizes,
-        kernel=None if sparse.has_sparse(manifest) else abi.symbol(manifest, precision),
-        scalars=abi.abi_scalars(manifest, precision),
-        c_names=C_NAMES,
-    )
-    return answer
 
 
 def refused_requests(
@@ -512,8 +265,7 @@ class JudgeHandler:
         if language == "c":
             return signature
         if on_ranks:
-            kernel = DistributedKernel.from_manifest(manifest)
-            return interfaces.render(language, interfaces.mpi_entry(kernel, precision), signature)
+            return interfaces.render(language, interfaces.mpi_entry(manifest, precision), signature)
         default = Requests()
         if sparse.has_sparse(manifest):
             arrays = sparse.kernel_abi(manifest, default, precision).arrays
@@ -525,10 +277,9 @@ class JudgeHandler:
         return str(localized["signature"])
 
     def _task_signature(self, manifest: Manifest, precision: str) -> str:
-        if self.config.mpi.grade_distributed and manifest.distribution:
-            kernel = DistributedKernel.from_manifest(manifest)
-            if kernel.refusal() is None:
-                return kernel.c_prototype(precision) + ";"
+        distributed = self.config.mpi.grade_distributed and manifest.distribution
+        if distributed and mpi_refusal(manifest) is None:
+            return mpi_prototype(manifest, precision) + ";"
         return abi.default_signature(manifest, precision)
 
     def _task_distribution(self, manifest: Manifest, precision: str) -> dict[str, Any]:
@@ -537,8 +288,7 @@ class JudgeHandler:
         distribution described at mpi.ranks (size symbols local or global, each rank's tiles)."""
         if "distribute" not in self.allowances.allow or not manifest.distribution:
             return {}
-        kernel = DistributedKernel.from_manifest(manifest)
-        refusal = kernel.refusal()
+        refusal = mpi_refusal(manifest)
         if refusal is not None:
             return {"mpi": {"refusal": refusal}}
         ranks = self.config.mpi.ranks
@@ -548,7 +298,7 @@ class JudgeHandler:
             "rank_counts": list(self.config.mpi.rank_counts),
             "grid": default_grid(manifest),
             "grid_set_by": self.allowances.grid,
-            "signature": kernel.c_prototype(precision) + ";",
+            "signature": mpi_prototype(manifest, precision) + ";",
             "default_requests": default.to_dict(),
             # usis's one-sentence descriptions of the MPI calls the reference solution makes.
             "reference_calls": [
@@ -562,7 +312,7 @@ class JudgeHandler:
         except (RequestError, ValueError) as error:
             described["default_distribution_refusal"] = str(error)
         else:
-            described["default_distribution"] = describe_plan(kernel, plan, sizes)
+            described["default_distribution"] = describe_plan(manifest, plan, sizes)
         return {"mpi": described}
 
     def _task_tolerance(self, manifest: Manifest) -> dict[str, Any]:
@@ -615,22 +365,17 @@ class JudgeHandler:
         sizes: dict[str, int] | None = None,
         label: str = "",
     ) -> str | None:
-        """Why the judge refuses the call before any build, checked at the graded `sizes`
-        (default: the configured preset's)."""
-        unbuilt = languages.refusal(language)
-        if unbuilt is not None:
-            return f"language: {unbuilt}"
-        return requests_refusal(
-            granted,
-            manifest,
-            language,
-            self.allowances,
-            self.config,
-            self.problem(manifest).precision,
-            submitted=submitted,
-            sizes=sizes,
-            label=label,
-        )
+        """Why the judge refuses the call before any build: the first of hb.refusals.REFUSALS,
+        checked at the graded `sizes` (default: the configured preset's)."""
+        if sizes is None:
+            sizes = manifest.preset_sizes(self.config.grading.preset)
+            label = f"preset {self.config.grading.preset}"
+        call = refusals.Call(
+            submitted=submitted, granted=granted, manifest=manifest, language=language,
+            allowances=self.allowances, config=self.config,
+            precision=self.problem(manifest).precision, sizes=sizes, label=label,
+        )  # fmt: skip
+        return refusals.first_refusal(call)
 
     def graded_sizes(
         self, manifest: Manifest, preset: str | None = None, sizes: dict[str, int] | None = None
@@ -701,7 +446,6 @@ class JudgeHandler:
         )
         if not answer.accepted:
             return answer.model_dump(mode="json", exclude_none=True)
-        kernel = DistributedKernel.from_manifest(manifest)
         sizes = manifest.preset_sizes(self.config.grading.preset)
         try:
             plan = lower_plan(granted, manifest, precision, ranks, sizes)
@@ -711,10 +455,10 @@ class JudgeHandler:
         casts = requested_casts(granted)
         checked = DistributedRequestsCheck(
             **answer.model_dump(exclude={"signature"}),
-            signature=entry_signature(kernel, precision, casts, plan),
+            signature=entry_signature(manifest, precision, casts, plan),
             distribution={
                 "preset": self.config.grading.preset,
-                **describe_plan(kernel, plan, sizes),
+                **describe_plan(manifest, plan, sizes),
             },
         )
         document: dict[str, Any] = checked.model_dump(mode="json", exclude_none=True)
@@ -1303,6 +1047,7 @@ def caller_of(request: Request) -> Caller:
 def create_app(config: Config) -> FastAPI:
     """The judge's HTTP service over one JudgeHandler."""
     handler = JudgeHandler(config)
+
     app = FastAPI(
         title="hb judge",
         summary="Builds, runs and grades parallel kernels; the requests API of requests_api.md.",

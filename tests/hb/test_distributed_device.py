@@ -19,11 +19,10 @@ from hb.distributed.driver import (
 )
 from hb.distributed.grade import distributed_refusal, grade_submission, requested_device_arrays
 from hb.distributed.policy import device_available
-from hb.distributed.signature import DistributedKernel
 from hb.kernels import load_manifest
 from relayout.models import Requests
 
-SCALED_ADD = DistributedKernel.from_manifest(load_manifest("scaled_add"))
+SCALED_ADD = load_manifest("scaled_add")
 
 CUDA_SCALED_ADD = r"""
 #include <mpi.h>

@@ -15,7 +15,7 @@ import pytest
 from hb.distributed.driver import build_driver, mpicc_path, mpiexec_path
 from hb.distributed.engine import grade_distributed
 from hb.distributed.grade import distributed_refusal, grade_submission, lower_plan
-from hb.distributed.signature import DistributedKernel, describe_plan, entry_signature
+from hb.distributed.signature import describe_plan, entry_signature
 from hb.kernels import CATALOG_DIR, load_manifest, load_reference
 from relayout.distribution import local_layouts
 from relayout.models import Requests
@@ -150,7 +150,7 @@ def test_live_tile_cells_cover_the_array_once_and_scatter_gather_is_the_identity
 
 def test_entry_point_and_description_show_the_packed_tiles() -> None:
     manifest = load_manifest("mat_scaled_add")
-    kernel = DistributedKernel.from_manifest(manifest)
+    kernel = manifest
     plan = lower_plan(MAT_BLOCKED_B_COLUMNS, manifest, "fp64", 2, {"M": 7, "N": 10})
     signature = entry_signature(kernel, "fp64", {}, plan)
     assert "double *restrict B /* [M][(N + 3) // 4][4] digits i0, c, f */" in signature
@@ -254,7 +254,7 @@ def test_mat_scaled_add_reads_its_transposed_tile(ranks: int, tmp_path: Path) ->
 @requires_mpi
 def test_dead_cells_read_zero_and_are_dropped_on_the_gather(tmp_path: Path) -> None:
     manifest = load_manifest("mat_scaled_add")
-    kernel = DistributedKernel.from_manifest(manifest)
+    kernel = manifest
     sizes = {"M": 7, "N": 10}  # 10 columns in blocks of 4: two dead cells per row
     plan = lower_plan(MAT_BLOCKED_B_COLUMNS, manifest, "fp64", 2, sizes)
     built = build_driver(kernel, "fp64", MAT_WRITES_B_BLOCKED, tmp_path / "build")

@@ -17,8 +17,7 @@ from hb.distributed.driver import DriverBuild, build_driver, mpicc_path, mpiexec
 from hb.distributed.engine import DistributedGrade, grade_distributed
 from hb.distributed.grade import scale_submission
 from hb.distributed.policy import default_plan
-from hb.distributed.signature import DistributedKernel
-from hb.kernels import CATALOG_DIR, load_manifest, load_reference
+from hb.kernels import CATALOG_DIR, Manifest, load_manifest, load_reference
 
 pytestmark = [
     pytest.mark.mpi,
@@ -43,8 +42,8 @@ def build_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("mpi-builds")
 
 
-def kernel(name: str) -> DistributedKernel:
-    return DistributedKernel.from_manifest(load_manifest(name))
+def kernel(name: str) -> Manifest:
+    return load_manifest(name)
 
 
 def build(
@@ -63,9 +62,7 @@ def inputs_for(name: str, precision: str = "fp64", seed: int = 7) -> dict[str, n
     rng = np.random.default_rng(seed)
     k = kernel(name)
     dtype = np.float64 if precision == "fp64" else np.float32
-    return {
-        a.name: rng.uniform(-1, 1, k.global_shape(a, SIZES[name])).astype(dtype) for a in k.arrays
-    }
+    return {a.name: rng.uniform(-1, 1, k.shape_of(a, SIZES[name])).astype(dtype) for a in k.arrays}
 
 
 def scalars_for(name: str) -> dict[str, float | int]:

@@ -28,19 +28,19 @@ from hb.distributed.policy import (
     plan_refusal,
 )
 from hb.distributed.signature import (
-    DistributedKernel,
     describe_plan,
     grid_at,
     local_sizes_table,
+    mpi_prototype,
     symbol_arrivals,
 )
-from hb.kernels import load_manifest
+from hb.kernels import Manifest, load_manifest
 from hb.requests_api import Requests
 from relayout.distribution import Distribution
 
 
-def kernel(name: str) -> DistributedKernel:
-    return DistributedKernel.from_manifest(load_manifest(name))
+def kernel(name: str) -> Manifest:
+    return load_manifest(name)
 
 
 def arrives(name: str, plan: dict) -> dict[str, str]:
@@ -109,11 +109,11 @@ def test_each_rank_gets_its_own_value_of_a_local_symbol() -> None:
 
 
 def test_mpi_entry_point_prototype() -> None:
-    assert kernel("scaled_add").c_prototype("fp64") == (
+    assert mpi_prototype(kernel("scaled_add"), "fp64") == (
         "void scaled_add_mpi_fp64(const double *restrict x, double *restrict y, int64_t N, "
         "double alpha, MPI_Comm comm, void *workspace, int64_t workspace_bytes)"
     )
-    assert kernel("jacobi_2d").c_prototype("fp32", {"A": "bf16"}) == (
+    assert mpi_prototype(kernel("jacobi_2d"), "fp32", {"A": "bf16"}) == (
         "void jacobi_2d_mpi_fp32(__npb_bf16 *restrict A, float *restrict B, int64_t N, "
         "int64_t TSTEPS, MPI_Comm comm, void *workspace, int64_t workspace_bytes)"
     )

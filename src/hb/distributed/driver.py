@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hb import sandbox
-from hb.distributed.signature import DistributedKernel
+from hb.distributed.signature import mpi_entry_point, mpi_prototype
+from hb.kernels import Manifest
 from hb.precision import C_PRELUDE, C_TYPES, NUMPY_DTYPES
 from relayout.convert.casts import cast_pairs, cast_source
 
@@ -394,16 +395,16 @@ _SUPERVISED_BODY = r"""
 """
 
 
-def _scalar_argument(kernel: DistributedKernel, index: int) -> str:
+def _scalar_argument(kernel: Manifest, index: int) -> str:
     # Scalars travel as 8-byte words: a float's double bits or an int64.
     scalar = kernel.scalars[index]
     word = f"scalar_words[{index}]"
-    if scalar.kind == "int":
+    if scalar.type == "int":
         return word
     return f"(hb_element)hb_word_double({word})"
 
 
-def cast_refusal(kernel: DistributedKernel, precision: str, casts: Mapping[str, str]) -> str | None:
+def cast_refusal(kernel: Manifest, precision: str, casts: Mapping[str, str]) -> str | None:
     """Why the driver cannot inline `casts` (array -> precision) at problem `precision`, or None:
     a cast names an array of the kernel and narrows the problem precision to one relayout has a
     kernel for."""
@@ -421,7 +422,7 @@ def cast_refusal(kernel: DistributedKernel, precision: str, casts: Mapping[str, 
 
 
 def device_refusal(
-    kernel: DistributedKernel, casts: Mapping[str, str], device_arrays: Collection[str]
+    kernel: Manifest, casts: Mapping[str, str], device_arrays: Collection[str]
 ) -> str | None:
     """Why the driver cannot place `device_arrays` in device memory, or None: each names an array
     of the kernel, and none is cast (the inlined casts are host loops; spec §1)."""
@@ -441,7 +442,7 @@ def _device_argument(a: int, array_name: str, casts: Mapping[str, str], on_devic
 
 
 def driver_source(
-    kernel: DistributedKernel,
+    kernel: Manifest,
     precision: str,
     casts: Mapping[str, str] | None = None,
     device_arrays: Collection[str] = (),
@@ -482,7 +483,7 @@ def driver_source(
     arguments += [f"mine[2 * HB_ARRAYS + {s}]" for s in range(len(kernel.sizes))]
     arguments += [_scalar_argument(kernel, s) for s in range(len(kernel.scalars))]
     arguments += ["MPI_COMM_WORLD", "workspace", "workspace_bytes"]
-    callee = "hb_kernel" if supervised else kernel.entry_point(precision)
+    callee = "hb_kernel" if supervised else mpi_entry_point(kernel, precision)
     call = f"{callee}({', '.join(arguments)})"
     cast_in, cast_out = [], []
     for a, array in enumerate(kernel.arrays):
@@ -506,7 +507,7 @@ def driver_source(
         "@USAGE@": "driver RUN_DIRECTORY ARENA_FDS GO_FDS DONE_FD"
         if supervised
         else "driver RUN_DIRECTORY (read and written on rank 0 only)",
-        "@PROTOTYPE@": kernel.c_prototype(precision, casts),
+        "@PROTOTYPE@": mpi_prototype(kernel, precision, casts),
         "@N_ARRAYS@": str(len(kernel.arrays)),
         "@N_SYMBOLS@": str(len(kernel.sizes)),
         "@N_SCALARS@": str(len(kernel.scalars)),
@@ -525,7 +526,7 @@ def driver_source(
         "@MAGIC@": str(LAYOUT_MAGIC),
         "@VERSION@": str(LAYOUT_VERSION),
         "@CALL@": call,
-        "@ENTRY@": kernel.entry_point(precision),
+        "@ENTRY@": mpi_entry_point(kernel, precision),
         "@LIBRARY@": SUBMISSION_LIBRARY,
     }
     text = _HEAD + (_SUPERVISED_BODY if supervised else _DRIVER_TIMED_BODY)
@@ -666,7 +667,7 @@ def _library_commands(
 
 
 def build_driver(
-    kernel: DistributedKernel,
+    kernel: Manifest,
     precision: str,
     submission_source: str,
     directory: Path,

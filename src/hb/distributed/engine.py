@@ -33,11 +33,11 @@ from hb.distributed.launch import (
     run_launcher,
 )
 from hb.distributed.signature import (
-    DistributedKernel,
     local_sizes_table,
     symbol_arrivals,
     workspace_bytes_at,
 )
+from hb.kernels import Manifest
 from hb.precision import NUMPY_DTYPES, TOLERANCE_MATRIX, Tolerance
 from relayout.distribution import Distribution
 
@@ -53,7 +53,7 @@ class RunSpec:
     """What one distributed run computes: the kernel at a precision, the plan at the run's rank
     count, the global size symbols and scalar values, and the warm-up and timed repeats."""
 
-    kernel: DistributedKernel
+    kernel: Manifest
     precision: str
     plan: Distribution
     sizes: Mapping[str, int]
@@ -66,7 +66,7 @@ class RunSpec:
         return self.plan.ranks
 
     def global_shape(self, name: str) -> tuple[int, ...]:
-        return self.kernel.global_shape(name, self.sizes)
+        return self.kernel.shape_of(name, self.sizes)
 
 
 def broadcast(plan: Distribution, name: str) -> bool:
@@ -97,7 +97,7 @@ def layout_table(spec: RunSpec) -> bytes:
         value = spec.scalars[scalar.name]
         body += (
             struct.pack("<q", int(value))
-            if scalar.kind == "int"
+            if scalar.type == "int"
             else struct.pack("<d", float(value))
         )
     return body
@@ -408,7 +408,7 @@ class DistributedGrade:
 
 def grade_distributed(
     program: Path,
-    kernel: DistributedKernel,
+    kernel: Manifest,
     precision: str,
     plan: Any,
     sizes: Mapping[str, int],

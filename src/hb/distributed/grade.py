@@ -16,8 +16,9 @@ from hb.distributed.engine import DistributedGrade, Reference, grade_distributed
 from hb.distributed.launch import DEFAULT_RANK_COUNTS, LOCAL_LAUNCHER
 from hb.distributed.policy import distributed_cast_refusal, place_refusal, plan_refusal
 from hb.distributed.scaling import ScalingPoint, plot_scaling, scaling_curve, scaling_table
-from hb.distributed.signature import DistributedKernel, grid_at
+from hb.distributed.signature import grid_at, mpi_refusal
 from hb.grading import rep_seed
+from hb.kernels import Manifest
 from hb.precision import NUMPY_DTYPES, Tolerance
 from relayout.distribution import Distribution, lower_distribution
 from relayout.errors import RequestError
@@ -25,7 +26,7 @@ from relayout.errors import RequestError
 
 def scale_submission(
     program: Path,
-    kernel: DistributedKernel,
+    kernel: Manifest,
     precision: str,
     grid: Sequence[str | int],
     plan_at: Callable[[tuple[int, ...]], Any],
@@ -85,8 +86,7 @@ def requested_device_arrays(requests: Any, manifest: Any, residency: str = "host
     for operation in requests.operations:
         if operation.action == "place":
             placed[operation.array] = str(getattr(operation.on, "value", operation.on))
-    kernel = DistributedKernel.from_manifest(manifest)
-    return [a.name for a in kernel.arrays if placed.get(a.name, residency) == "device"]
+    return [a.name for a in manifest.arrays if placed.get(a.name, residency) == "device"]
 
 
 def lower_plan(
@@ -113,8 +113,7 @@ def distributed_refusal(
     the kernel (dense floating arrays only), the grid (it must span mpi.ranks), the lowering
     (Requests.plan, and each tile's local layout), the plan's refusals, place (device tiles
     under `residency` too: a CUDA device and toolchain must be present), and the casts."""
-    kernel = DistributedKernel.from_manifest(manifest)
-    refusal = kernel.refusal()
+    refusal = mpi_refusal(manifest)
     if refusal:
         return refusal
     extents, note = grid_at(list(requests.startup.grid), ranks)
@@ -127,7 +126,7 @@ def distributed_refusal(
     casts = requested_casts(requests)
     return (
         plan_refusal(
-            kernel,
+            manifest,
             plan,
             replicatable_allowlist=replicatable_allowlist,
             layout_flexible_allowlist=layout_flexible_allowlist,
@@ -136,13 +135,11 @@ def distributed_refusal(
             plan, distributed=True, residency=residency, operations=requests.operations
         )
         or distributed_cast_refusal(plan, casts, residency)
-        or cast_refusal(kernel, precision, casts)
+        or cast_refusal(manifest, precision, casts)
     )
 
 
-def _build_failure(
-    kernel: DistributedKernel, precision: str, ranks: int, log: str
-) -> DistributedGrade:
+def _build_failure(kernel: Manifest, precision: str, ranks: int, log: str) -> DistributedGrade:
     return DistributedGrade(
         kernel=kernel.name, precision=precision, ranks=ranks, grid=(), correct=False,
         credited_s=None, rep_seconds=[], convert_in_s=0.0, convert_out_s=0.0,
@@ -178,17 +175,16 @@ def grade_submission(
     `build_directory` (default `directory/build`; content-addressed, so a cache directory works),
     the run to `directory/ranks_<P>`. Tiles placed on device (or all unplaced ones under
     `residency` device) reach the kernel as device pointers, the driver then built with nvcc."""
-    kernel = DistributedKernel.from_manifest(manifest)
     sizes = manifest.preset_sizes(preset)
     scalars = manifest.preset_scalars(preset)
     plan = lower_plan(requests, manifest, precision, ranks, sizes)
     built = build_driver(
-        kernel, precision, source, build_directory or directory / "build",
+        manifest, precision, source, build_directory or directory / "build",
         casts=requested_casts(requests),
         device_arrays=requested_device_arrays(requests, manifest, residency), language=language,
     )  # fmt: skip
     if built.program is None:
-        return _build_failure(kernel, precision, ranks, built.log)
+        return _build_failure(manifest, precision, ranks, built.log)
     device = requested_device_arrays(requests, manifest, residency)
     # Every rep on inputs of its own (a device-tile driver stages one set for all its reps).
     inputs = [
@@ -196,7 +192,7 @@ def grade_submission(
         for index in range(1 if device else warmup + reps)
     ]
     return grade_distributed(
-        built.program, kernel, precision, plan, sizes, scalars, inputs[0] if device else inputs,
+        built.program, manifest, precision, plan, sizes, scalars, inputs[0] if device else inputs,
         kernels.load_reference(manifest.name).reference, directory / f"ranks_{ranks}",
         reps=reps, warmup=warmup, launcher=launcher, hostfile=hostfile, timeout_s=timeout_s,
         tolerance=band, limits=limits, casts=requested_casts(requests), device=bool(device),
@@ -224,10 +220,9 @@ def scale_requests(
 ) -> tuple[list[ScalingPoint], str, Path]:
     """The scaling curve of one submission (what `hb scale` prints): built once, graded at each
     rank count its startup.grid spans, table and PNG written under `directory`."""
-    kernel = DistributedKernel.from_manifest(manifest)
     sizes = manifest.preset_sizes(preset)
     built = build_driver(
-        kernel, precision, source, build_directory or directory / "build",
+        manifest, precision, source, build_directory or directory / "build",
         casts=requested_casts(requests),
         device_arrays=requested_device_arrays(requests, manifest, residency),
     )  # fmt: skip
@@ -241,7 +236,7 @@ def scale_requests(
         return lower_plan(requests, manifest, precision, count, sizes)
 
     return scale_submission(
-        built.program, kernel, precision, list(requests.startup.grid), plan_at, sizes,
+        built.program, manifest, precision, list(requests.startup.grid), plan_at, sizes,
         manifest.preset_scalars(preset), kernels.make_inputs(manifest, sizes, seed, NUMPY_DTYPES[precision]),
         kernels.load_reference(manifest.name).reference, directory, rank_counts=rank_counts,
         reps=reps, warmup=warmup, launcher=launcher, hostfile=hostfile, timeout_s=timeout_s,

@@ -10,7 +10,8 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from hb.distributed.driver import device_toolchain_refusal
-from hb.distributed.signature import DistributedKernel, grid_at
+from hb.distributed.signature import grid_at
+from hb.kernels import Manifest
 from relayout.distribution import Distribution
 from relayout.models import Requests
 from relayout.plan import ArrayPlan
@@ -23,10 +24,10 @@ def default_grid(manifest: Any) -> list[str]:
     return [str(extent) for extent in manifest.distribution.get("grid", [])]
 
 
-def default_plan(kernel: DistributedKernel, ranks: int) -> Distribution:
+def default_plan(kernel: Manifest, ranks: int) -> Distribution:
     """The kernel's manifest distribution at `ranks` ranks (its grid evaluated there);
     ValueError when it has none or its grid does not span `ranks`."""
-    distribution = kernel.default_distribution
+    distribution = kernel.distribution
     if not distribution:
         raise ValueError(f"{kernel.name}: the manifest has no distribution")
     extents, note = grid_at(distribution.get("grid", ["P"]), ranks)
@@ -40,7 +41,7 @@ def default_plan(kernel: DistributedKernel, ranks: int) -> Distribution:
 def default_requests(manifest: Any, ranks: int = 4) -> Requests:
     """The kernel's default distribution as short-form distribute / replicate operations
     (Requests.from_plan at `ranks`), with the grid kept as the manifest's expressions over P."""
-    plan = default_plan(DistributedKernel.from_manifest(manifest), ranks)
+    plan = default_plan(manifest, ranks)
     document = Requests.from_plan(plan.plan).to_dict()
     document.setdefault("startup", {})["grid"] = default_grid(manifest)
     return Requests.validate(document)
@@ -58,17 +59,17 @@ def _same_layout(a: ArrayPlan, b: ArrayPlan) -> bool:
     )
 
 
-def _default_on_grid(kernel: DistributedKernel, grid: tuple[int, ...]) -> Distribution | None:
+def _default_on_grid(kernel: Manifest, grid: tuple[int, ...]) -> Distribution | None:
     """The default distribution's array layouts on `grid`; None when the kernel has none or its
     default grid has another number of dimensions (then every layout differs from it)."""
-    distribution = kernel.default_distribution
+    distribution = kernel.distribution
     if not distribution or len(distribution.get("grid", ["P"])) != len(grid):
         return None
     return Distribution.of({"grid": list(grid), "arrays": distribution.get("arrays", {})})
 
 
 def plan_refusal(
-    kernel: DistributedKernel,
+    kernel: Manifest,
     plan: Any,
     *,
     replicatable_allowlist: Collection[str] | None = None,

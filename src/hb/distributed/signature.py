@@ -1,6 +1,6 @@
-"""A kernel as the distributed engine sees it (arrays, size symbols, scalars from its manifest), the
-rule that says which size symbols arrive local to a rank, the C prototype of the MPI entry point,
-and what /task and /requests/check show of a kernel under a relayout Distribution."""
+"""A catalog kernel on MPI ranks: whether the driver can take it, the C prototype of its MPI entry
+point, the rule that says which size symbols arrive local to a rank, and what /task and
+/requests/check show of it under a relayout Distribution."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hb.kernels import Manifest
 from hb.precision import C_TYPES
 from relayout.distribution import Distribution, owned_count, rank_coords
 from relayout.expr import Sym, parse
@@ -15,135 +16,50 @@ from relayout.models import Requests
 from relayout.plan import Axis
 
 
-@dataclass(frozen=True)
-class KernelArray:
-    """One array argument: its name, shape as expressions over the size symbols, and intent."""
-
-    name: str
-    shape: tuple[str, ...]
-    intent: str  # in, out or inout
-    dtype: str = "float"  # the problem precision; int64 / int32 are fixed
-    format: str = "dense"
-
-    @property
-    def is_output(self) -> bool:
-        return self.intent in ("out", "inout")
-
-
-@dataclass(frozen=True)
-class KernelScalar:
-    """One scalar argument: float (the problem precision's C type) or int (int64_t)."""
-
-    name: str
-    kind: str
-    value: float | int | None = None
-
-
-@dataclass(frozen=True)
-class DistributedKernel:
-    """What the driver needs of a kernel: its name, arrays, size symbols, scalars and workspace."""
-
-    name: str
-    arrays: tuple[KernelArray, ...]
-    sizes: tuple[str, ...]
-    scalars: tuple[KernelScalar, ...]
-    workspace_bytes: str = "0"
-    default_distribution: Mapping[str, Any] | None = None
-
-    @classmethod
-    def from_manifest(cls, manifest: Any) -> DistributedKernel:
-        """Read a catalog manifest: hb.kernels.Manifest, or manifest.yaml as loaded by yaml."""
-        if hasattr(manifest, "model_dump"):
-            manifest = manifest.model_dump(mode="json")
-        name = manifest["name"]
-        arrays = tuple(
-            KernelArray(
-                name=a["name"],
-                shape=tuple(str(e) for e in a["shape"]),
-                intent=a.get("intent", "in"),
-                dtype=a.get("dtype", "float"),
-                format=a.get("format", "dense"),
+def mpi_refusal(kernel: Manifest) -> str | None:
+    """Why the MPI driver cannot grade this kernel, or None: its tiles are dense arrays at the
+    problem precision (spec §3.2: a sparse kernel with a startup.grid is refused)."""
+    for array in kernel.arrays:
+        if array.format != "dense":
+            return (
+                f"startup.grid: {kernel.name}.{array.name} is sparse ({array.format}); distributing "
+                f"a sparse format is not implemented, so send the request without startup.grid"
             )
-            for a in manifest.get("arrays", [])
-        )
-        for array in arrays:
-            if array.intent not in ("in", "out", "inout"):
-                raise ValueError(
-                    f"{name}: arrays.{array.name}.intent: {array.intent!r}; expected in, out or inout"
-                )
-        scalars = tuple(
-            KernelScalar(name=s["name"], kind=s.get("type", "float"), value=s.get("value"))
-            for s in manifest.get("scalars", [])
-        )
-        for scalar in scalars:
-            if scalar.kind not in ("float", "int"):
-                raise ValueError(
-                    f"{name}: scalars.{scalar.name}.type: {scalar.kind!r}; expected float or int"
-                )
-        return cls(
-            name=name,
-            arrays=arrays,
-            sizes=tuple(manifest.get("sizes", [])),
-            scalars=scalars,
-            workspace_bytes=str(manifest.get("workspace_bytes", "0")),
-            default_distribution=manifest.get("distribution"),
-        )
+        if array.dtype != "float":
+            return (
+                f"startup.grid: {kernel.name}.{array.name} is {array.dtype}; the MPI driver "
+                f"distributes floating arrays only"
+            )
+    return None
 
-    def refusal(self) -> str | None:
-        """Why the MPI driver cannot grade this kernel, or None: its tiles are dense arrays at
-        the problem precision (spec §3.2: a sparse kernel with a startup.grid is refused)."""
-        for array in self.arrays:
-            if array.format != "dense":
-                return (
-                    f"startup.grid: {self.name}.{array.name} is sparse ({array.format}); distributing "
-                    f"a sparse format is not implemented, so send the request without startup.grid"
-                )
-            if array.dtype != "float":
-                return (
-                    f"startup.grid: {self.name}.{array.name} is {array.dtype}; the MPI driver "
-                    f"distributes floating arrays only"
-                )
-        return None
 
-    def array(self, name: str) -> KernelArray:
-        for array in self.arrays:
-            if array.name == name:
-                return array
-        raise KeyError(
-            f"{self.name} has no array {name!r}; arrays: {[a.name for a in self.arrays]}"
-        )
+def mpi_entry_point(kernel: Manifest, precision: str) -> str:
+    """The MPI entry point's name: <kernel>_mpi_<precision>."""
+    return f"{kernel.name}_mpi_{precision}"
 
-    def global_shape(self, array: str | KernelArray, sizes: Mapping[str, int]) -> tuple[int, ...]:
-        """The array's extents with the size symbols bound to their global values."""
-        entry = self.array(array) if isinstance(array, str) else array
-        return tuple(int(parse(e).evaluate(dict(sizes))) for e in entry.shape)
 
-    def entry_point(self, precision: str) -> str:
-        """The MPI entry point's name: <kernel>_mpi_<precision>."""
-        return f"{self.name}_mpi_{precision}"
+def mpi_prototype(
+    kernel: Manifest,
+    precision: str,
+    casts: Mapping[str, str] | None = None,
+    tiles: Mapping[str, str] | None = None,
+) -> str:
+    """`void <kernel>_mpi_<precision>(local tiles..., sizes and scalars..., MPI_Comm comm,
+    void *workspace, int64_t workspace_bytes)`; input-only tiles are const, a cast tile
+    (`casts`: array -> precision) has the cast's C type, and `tiles` (array -> text, e.g.
+    `[ceil(N/4)][4]`) writes a tile's packed extents as a comment after its pointer."""
+    from hb.abi import c_prototype, pointer_declaration
 
-    def c_prototype(
-        self,
-        precision: str,
-        casts: Mapping[str, str] | None = None,
-        tiles: Mapping[str, str] | None = None,
-    ) -> str:
-        """`void <kernel>_mpi_<precision>(local tiles..., sizes and scalars..., MPI_Comm comm,
-        void *workspace, int64_t workspace_bytes)`; input-only tiles are const, a cast tile
-        (`casts`: array -> precision) has the cast's C type, and `tiles` (array -> text, e.g.
-        `[ceil(N/4)][4]`) writes a tile's packed extents as a comment after its pointer."""
-        from hb.abi import c_prototype, pointer_declaration
-
-        casts = casts or {}
-        tiles = tiles or {}
-        pointers = [
-            pointer_declaration(a.name, C_TYPES[casts.get(a.name, precision)], a.intent)
-            + (f" /* {tiles[a.name]} */" if a.name in tiles else "")
-            for a in self.arrays
-        ]
-        return c_prototype(
-            self.entry_point(precision), pointers, self, precision, extra=("MPI_Comm comm",)
-        )
+    casts = casts or {}
+    tiles = tiles or {}
+    pointers = [
+        pointer_declaration(a.name, C_TYPES[casts.get(a.name, precision)], a.intent)
+        + (f" /* {tiles[a.name]} */" if a.name in tiles else "")
+        for a in kernel.arrays
+    ]
+    return c_prototype(
+        mpi_entry_point(kernel, precision), pointers, kernel, precision, extra=("MPI_Comm comm",)
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,7 +82,7 @@ class SymbolArrival:
         }
 
 
-def symbol_arrivals(kernel: DistributedKernel, plan: Any) -> dict[str, SymbolArrival]:
+def symbol_arrivals(kernel: Manifest, plan: Any) -> dict[str, SymbolArrival]:
     """For each size symbol, whether it arrives local under `plan`.
 
     The rule: a symbol arrives local when every array axis it sizes is exactly that symbol and is
@@ -183,7 +99,7 @@ def symbol_arrivals(kernel: DistributedKernel, plan: Any) -> dict[str, SymbolArr
         for array in kernel.arrays:
             entry = distribution.arrays.get(array.name)
             for dim, text in enumerate(array.shape):
-                expression = parse(text)
+                expression = parse(str(text))
                 if symbol not in expression.symbols():
                     continue
                 where = f"{array.name} dim {dim}"
@@ -219,20 +135,18 @@ def symbol_arrivals(kernel: DistributedKernel, plan: Any) -> dict[str, SymbolArr
     return arrivals
 
 
-def _local_symbol_axis(kernel: DistributedKernel, plan: Distribution, symbol: str) -> Axis:
+def _local_symbol_axis(kernel: Manifest, plan: Distribution, symbol: str) -> Axis:
     for array in kernel.arrays:
         entry = plan.arrays.get(array.name)
         if entry is None or entry.replicated:
             continue
         for dim, text in enumerate(array.shape):
-            if parse(text) == Sym(symbol):
+            if parse(str(text)) == Sym(symbol):
                 return entry.axes[dim]
     raise KeyError(symbol)
 
 
-def rank_sizes(
-    kernel: DistributedKernel, plan: Any, sizes: Mapping[str, int], rank: int
-) -> dict[str, int]:
+def rank_sizes(kernel: Manifest, plan: Any, sizes: Mapping[str, int], rank: int) -> dict[str, int]:
     """The size symbols' values `rank` is called with: its own count for a local symbol, the
     global value otherwise."""
     distribution = Distribution.of(plan)
@@ -252,14 +166,14 @@ def rank_sizes(
 
 
 def local_sizes_table(
-    kernel: DistributedKernel, plan: Any, sizes: Mapping[str, int]
+    kernel: Manifest, plan: Any, sizes: Mapping[str, int]
 ) -> list[dict[str, int]]:
     """rank_sizes for every rank of the plan's grid, in rank order."""
     distribution = Distribution.of(plan)
     return [rank_sizes(kernel, distribution, sizes, rank) for rank in range(distribution.ranks)]
 
 
-def workspace_bytes_at(kernel: DistributedKernel, sizes: Mapping[str, int]) -> int:
+def workspace_bytes_at(kernel: Manifest, sizes: Mapping[str, int]) -> int:
     """The workspace a rank gets: the manifest's expression over that rank's size values."""
     value = int(parse(kernel.workspace_bytes).evaluate(dict(sizes)))
     if value < 0:
@@ -286,7 +200,7 @@ def rank_coordinates_table(plan: Any) -> list[tuple[int, ...]]:
     return [rank_coords(rank, distribution.grid) for rank in range(distribution.ranks)]
 
 
-def tile_extent_texts(kernel: DistributedKernel, plan: Any) -> dict[str, str]:
+def tile_extent_texts(kernel: Manifest, plan: Any) -> dict[str, str]:
     """Each locally laid-out tile's packed extents as C-style text (`[ceil(N/4)][4]`), for the
     entry point's comments. An owned extent is written as the kernel's size symbol where the rank
     is called with exactly that value (a symbol arriving local, or a dimension held whole), else
@@ -301,7 +215,7 @@ def tile_extent_texts(kernel: DistributedKernel, plan: Any) -> dict[str, str]:
         entry = distribution.arrays[array.name]
         display: dict[int, Any] = {}
         for dim, text in enumerate(array.shape):
-            expression = parse(text)
+            expression = parse(str(text))
             whole = entry.replicated or entry.axes[dim].grid_dim is None
             local_symbol = (
                 isinstance(expression, Sym)
@@ -316,7 +230,7 @@ def tile_extent_texts(kernel: DistributedKernel, plan: Any) -> dict[str, str]:
 
 
 def describe_plan(
-    kernel: DistributedKernel, plan: Any, sizes: Mapping[str, int] | None = None
+    kernel: Manifest, plan: Any, sizes: Mapping[str, int] | None = None
 ) -> dict[str, Any]:
     """What /task/{kernel} and /requests/check show of a plan: the plan's JSON, which size symbols
     arrive local (with the reason), each local tile layout (its single-node program over the
@@ -343,17 +257,13 @@ def describe_plan(
                 "coords": list(rank_coords(rank, distribution.grid)),
                 "sizes": rank_sizes(kernel, distribution, sizes, rank),
                 "tiles": {
-                    a.name: list(
-                        distribution.tile_extents(a.name, kernel.global_shape(a, sizes), rank)
-                    )
+                    a.name: list(distribution.tile_extents(a.name, kernel.shape_of(a, sizes), rank))
                     for a in kernel.arrays
                 },
             }
             if distribution.local:
                 described["owned"] = {
-                    name: list(
-                        distribution.owned_shape(name, kernel.global_shape(name, sizes), rank)
-                    )
+                    name: list(distribution.owned_shape(name, kernel.shape_of(name, sizes), rank))
                     for name in distribution.local
                 }
             ranks.append(described)
@@ -361,9 +271,7 @@ def describe_plan(
     return answer
 
 
-def entry_signature(
-    kernel: DistributedKernel, precision: str, casts: Mapping[str, str], plan: Any
-) -> str:
+def entry_signature(kernel: Manifest, precision: str, casts: Mapping[str, str], plan: Any) -> str:
     """The MPI entry point as the submission must define it under `plan`, each locally laid-out
     tile's packed extents in a comment after its pointer."""
-    return kernel.c_prototype(precision, casts, tile_extent_texts(kernel, plan)) + ";"
+    return mpi_prototype(kernel, precision, casts, tile_extent_texts(kernel, plan)) + ";"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
@@ -60,6 +61,10 @@ class ArrayDecl(BaseModel):
     @property
     def is_sparse(self) -> bool:
         return self.format != "dense"
+
+    @property
+    def is_output(self) -> bool:
+        return self.intent in ("out", "inout")
 
 
 class ScalarDecl(BaseModel):
@@ -180,8 +185,14 @@ class Manifest(BaseModel):
     def workspace_size(self, sizes: dict[str, int]) -> int:
         return int(evaluate_size_expression(self.workspace_bytes, sizes))
 
-    def shape_of(self, array: ArrayDecl, sizes: dict[str, int]) -> tuple[int, ...]:
-        return tuple(sizes[e] if isinstance(e, str) else int(e) for e in array.shape)
+    def shape_of(self, array: ArrayDecl | str, sizes: Mapping[str, int]) -> tuple[int, ...]:
+        """An array's (or the array named so's) extents at `sizes`: each a size symbol, an
+        integer, or an expression over the symbols."""
+        declared = self.array(array) if isinstance(array, str) else array
+        return tuple(
+            int(e) if isinstance(e, int) else evaluate_size_expression(e, dict(sizes))
+            for e in declared.shape
+        )
 
     def array(self, name: str) -> ArrayDecl:
         for array in self.arrays:
