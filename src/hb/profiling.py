@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from hb import build, languages, runner, sandbox
+from hb import build, graders, languages, runner, sandbox
 from hb.envelope import ProfileBody
 
 PARANOID = Path("/proc/sys/kernel/perf_event_paranoid")
@@ -351,9 +351,12 @@ def profile(handler: Any, body: ProfileBody) -> dict[str, Any]:
     precision = problem.precision
     scalars = manifest.preset_scalars(preset)
     seed = handler.config.grading.public_seed
-    problems = handler._problems(manifest, preset, precision, seed, sizes, scalars)
+    # The grid is refused above: the grader is a single-node one, dense or sparse.
+    grader = graders.grader_for(handler.graders, manifest, granted)
+    assert isinstance(grader, graders.DenseGrader)
+    problems = grader.problems(manifest, preset, precision, seed, sizes, scalars)
     try:
-        conversion, pointers, conversion_files = handler._conversion(
+        conversion, pointers, conversion_files = grader.conversion(
             granted, manifest, precision, sizes
         )
     except Exception as error:  # relayout's build or lowering: the profile fails, the judge stays
@@ -362,7 +365,7 @@ def profile(handler: Any, body: ProfileBody) -> dict[str, Any]:
         reason = f"the request's conversion kernels did not build: {describe(error)}"
         return {**answer, "built": True, "reason": reason}
     try:
-        reps, pointers = handler._rep_inputs(
+        reps, pointers = grader.rep_inputs(
             manifest, granted, precision, sizes, scalars, problems, pointers
         )
     except ValueError as error:
@@ -371,7 +374,7 @@ def profile(handler: Any, body: ProfileBody) -> dict[str, Any]:
     delivery = languages.language(body.language).delivery
 
     def timed(threads: int, probe: runner.BoxProbe | None = None) -> runner.RunResult:
-        return handler._run(
+        return grader.run(
             built.library, manifest, precision, sizes, reps, pointers, conversion,
             conversion_files, delivery, threads=threads, probe=probe,
         )  # fmt: skip

@@ -5,12 +5,12 @@ run in the spec's order, at the graded sizes, by every route that grades or chec
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from hb import abi, languages, sandbox, sparse
 from hb.config import Config
-from hb.distributed.grade import distributed_refusal
+from hb.distributed.grade import distributed_refusal, lower_plan
 from hb.kernels import Manifest
 from hb.precision import C_NAMES, precision_of
 from hb.requests_api import (
@@ -20,6 +20,7 @@ from hb.requests_api import (
     RequestsCheck,
     cast_refusal,
 )
+from relayout.distribution import Distribution
 
 # Where a shuffle's bijection is checked besides the graded sizes (the smallest preset).
 SHUFFLE_PRESET = "S"
@@ -40,11 +41,33 @@ class Call:
     precision: str
     sizes: dict[str, int]
     label: str
+    # What checking lowered, kept for the grade that follows (relayout's answers, the plan).
+    _lowered: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def distributed(self) -> bool:
         """Graded on MPI ranks: the request has a grid, or the setup grades every call so."""
         return bool(self.granted.startup.grid) or self.config.mpi.grade_distributed
+
+    def relayout_answer(self, at_sizes: bool = False) -> RequestsCheck:
+        """relayout's answer for the granted request over the kernel's arrays, symbolic or at the
+        graded sizes; lowered once per call (RequestError where relayout raises one)."""
+        key = ("relayout", at_sizes)
+        if key not in self._lowered:
+            sizes = self.sizes if at_sizes else None
+            self._lowered[key] = relayout_check(self.granted, self.manifest, self.precision, sizes)
+        answer: RequestsCheck = self._lowered[key]
+        return answer
+
+    def distribution(self) -> Distribution:
+        """The granted request lowered over the grid at mpi.ranks and the graded sizes; lowered
+        once per call (RequestError or ValueError naming the entry where it does not lower)."""
+        if "distribution" not in self._lowered:
+            self._lowered["distribution"] = lower_plan(
+                self.granted, self.manifest, self.precision, self.config.mpi.ranks, self.sizes
+            )
+        distribution: Distribution = self._lowered["distribution"]
+        return distribution
 
 
 @dataclass(frozen=True)
@@ -94,10 +117,9 @@ def _load(call: Call) -> str | None:
 
 
 def _distributed(call: Call) -> str | None:
-    # The grid's checks replace the single-node ones: relayout lowers the request at mpi.ranks.
-    return distributed_request_refusal(
-        call.granted, call.manifest, call.language, call.config, call.precision
-    )
+    # The grid's checks replace the single-node ones: relayout lowers the request at mpi.ranks
+    # and the graded sizes.
+    return distributed_request_refusal(call)
 
 
 def _sparse(call: Call) -> str | None:
@@ -107,16 +129,52 @@ def _sparse(call: Call) -> str | None:
 
 
 def _relayout(call: Call) -> str | None:
+    """relayout's refusal of the request: the names it gives (never a kernel's scalar, size
+    symbol or pointer), symbolically, then at the graded sizes, and the buffers it makes there
+    (together no larger than the box's memory)."""
     if not call.granted.operations:
         return None
-    memory = call.config.sandbox.memory_mb << 20
-    return _relayout_refusal(
-        call.granted, call.manifest, call.precision, call.sizes, call.label, memory
-    )
+    refusal = name_refusal(call.granted, call.manifest)
+    if refusal is not None:
+        return refusal
+    try:
+        answer = call.relayout_answer()
+        if answer.accepted and not sparse.has_sparse(call.manifest):
+            at_sizes = call.relayout_answer(at_sizes=True)
+            if not at_sizes.accepted:
+                return f"{at_sizes.refusal} (at {call.label}: {call.sizes})"
+            memory = call.config.sandbox.memory_mb << 20
+            return buffer_refusal(
+                call.granted, call.manifest, at_sizes, call.sizes, call.label, memory
+            )
+    except RequestError as error:
+        return str(error)
+    return None if answer.accepted else str(answer.refusal)
 
 
 def _shuffle(call: Call) -> str | None:
-    return shuffle_refusal(call.granted, call.manifest, call.precision, call.sizes, call.label)
+    """A shuffle whose f and f_inv are not inverse bijections at the graded sizes (relayout checks
+    them exhaustively once every extent is a constant, up to BIJECTION_CHECK_LIMIT cells); where
+    the graded box is past that limit, at preset S's sizes too, so the pair is always checked
+    somewhere before the build."""
+    if not any(op.action == "shuffle" for op in call.granted.operations):
+        return None
+    smallest = call.manifest.preset_sizes(SHUFFLE_PRESET)
+    checks: list[tuple[str, dict[str, int] | None]] = [(call.label, None)]
+    if smallest != call.sizes:
+        checks.append((f"preset {SHUFFLE_PRESET}", smallest))
+    for where, at in checks:
+        try:
+            answer = (
+                call.relayout_answer(at_sizes=True)
+                if at is None
+                else relayout_check(call.granted, call.manifest, call.precision, at)
+            )
+        except RequestError as error:
+            return str(error)
+        if not answer.accepted:
+            return f"{answer.refusal} (checked at {where}: {at or call.sizes})"
+    return None
 
 
 # The spec's order: what the setup offers, the fp64-only cast, the startup.load catalog, then
@@ -144,38 +202,13 @@ def first_refusal(call: Call, refusals: tuple[Refusal, ...] | None = None) -> st
     return None
 
 
-def shuffle_refusal(
-    requests: Requests, manifest: Manifest, precision: str, sizes: dict[str, int], label: str
-) -> str | None:
-    """A shuffle whose f and f_inv are not inverse bijections at the graded sizes (relayout checks
-    them exhaustively once every extent is a constant, up to BIJECTION_CHECK_LIMIT cells); where
-    the graded box is past that limit, at preset S's sizes too, so the pair is always checked
-    somewhere before the build."""
-    if not any(op.action == "shuffle" for op in requests.operations):
-        return None
-    checks = [(label, sizes)]
-    smallest = manifest.preset_sizes(SHUFFLE_PRESET)
-    if smallest != sizes:
-        checks.append((f"preset {SHUFFLE_PRESET}", smallest))
-    for where, at in checks:
-        try:
-            answer = relayout_check(requests, manifest, precision, at)
-        except RequestError as error:
-            return str(error)
-        if not answer.accepted:
-            return f"{answer.refusal} (checked at {where}: {at})"
-    return None
-
-
-def distributed_request_refusal(
-    requests: Requests, manifest: Manifest, language: str, config: Config, precision: str
-) -> str | None:
+def distributed_request_refusal(call: Call) -> str | None:
     """Why a distributed grade (startup.grid, or any request under mpi.grade_distributed) cannot
     go ahead: a C delivery, a grid, then distributed_refusal (the kernel's arrays, the
     grid spanning mpi.ranks, the lowering, the plan's allowlists, place and residency (device
     tiles need a CUDA device) and the casts). A kernel with a sparse array is refused first, with the grid or without it:
     distributing a sparse format is not implemented yet (spec §3.2)."""
-    mpi = config.mpi
+    requests, manifest, language, mpi = call.granted, call.manifest, call.language, call.config.mpi
     if sparse.has_sparse(manifest):
         refusal = None if mpi.grade_distributed else sparse.sparse_refusal(requests, manifest)
         if refusal is None:
@@ -202,35 +235,14 @@ def distributed_request_refusal(
     return distributed_refusal(
         requests,
         manifest,
-        precision,
+        call.precision,
         ranks=mpi.ranks,
         replicatable_allowlist=mpi.replicatable_allowlist,
         layout_flexible_allowlist=mpi.layout_flexible_allowlist,
         residency=mpi.residency,
+        lowered=call.distribution,
+        label=call.label,
     )
-
-
-def _relayout_refusal(
-    requests: Requests, manifest: Manifest, precision: str, sizes: dict[str, int], label: str,
-    memory_bytes: int | None = None,
-) -> str | None:  # fmt: skip
-    """relayout's refusal of the request: the names it gives (never a kernel's scalar, size
-    symbol or pointer), symbolically, then at the graded sizes, and the buffers it makes there
-    (together no larger than the box's memory)."""
-    refusal = name_refusal(requests, manifest)
-    if refusal is not None:
-        return refusal
-    try:
-        answer = relayout_check(requests, manifest, precision)
-        if answer.accepted and not sparse.has_sparse(manifest):
-            at_sizes = relayout_check(requests, manifest, precision, sizes)
-            if not at_sizes.accepted:
-                return f"{at_sizes.refusal} (at {label}: {sizes})"
-            if memory_bytes is not None:
-                return buffer_refusal(requests, manifest, at_sizes, sizes, label, memory_bytes)
-    except RequestError as error:
-        return str(error)
-    return None if answer.accepted else str(answer.refusal)
 
 
 def name_refusal(requests: Requests, manifest: Manifest) -> str | None:

@@ -6,14 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
-import tempfile
 import threading
 from collections import OrderedDict
-from pathlib import Path
 from typing import Any, get_args
 
-import numpy as np
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -22,28 +18,23 @@ from hb import (
     abi,
     build,
     calls,
+    graders,
     interfaces,
     kernels,
     languages,
     prompts,
     refusals,
     results_db,
-    runner,
     sandbox,
     sparse,
     supervisor_pool,
     web,
 )
 from hb.config import Config, hidden_seed, judge_id, machine_name, prepare_data_dir
-from hb.distributed.engine import DistributedGrade
 from hb.distributed.grade import (
-    distributed_refusal,
-    grade_submission,
     lower_plan,
     requested_casts,
-    requested_device_arrays,
 )
-from hb.distributed.launch import launcher_settings
 from hb.distributed.policy import default_grid, default_requests
 from hb.distributed.signature import describe_plan, entry_signature, mpi_prototype, mpi_refusal
 from hb.envelope import (
@@ -57,22 +48,11 @@ from hb.envelope import (
 from hb.grading import (
     Problem,
     RepProblem,
-    compare_reps,
-    mannwhitney_speedup,
-    rep_seed,
     resolve_problem,
-    speedup,
 )
 from hb.kernels import Manifest
 from hb.outcome import (
-    HIDDEN_CONVERSION_FAILED,
-    HIDDEN_RUN_FAILED,
-    BuildInfo,
-    Dispersion,
     GradeOutcome,
-    TimingInfo,
-    calls_answer,
-    hidden_mismatch,
     is_hidden_route,
 )
 from hb.precision import C_NAMES, precision_of
@@ -100,18 +80,6 @@ class DistributedRequestsCheck(RequestsCheck):
 
 class UnknownKernel(KeyError):
     """A kernel the catalog lacks: a 404."""
-
-
-def dispersion(times: list[int]) -> dict[str, float]:
-    """The spread of the timed reps: median, and the interquartile range relative to it."""
-    if not times:
-        return {"median_ns": 0.0, "iqr_over_median": 0.0}
-    q1, median, q3 = (float(v) for v in np.percentile(times, [25, 50, 75]))
-    return {"median_ns": median, "iqr_over_median": (q3 - q1) / median if median else 0.0}
-
-
-# ---------------------------------------------------------------------------------------------
-# The spec's named refusal steps, as functions of their inputs.
 
 
 def with_task_grid(
@@ -176,9 +144,14 @@ class JudgeHandler:
         # A supervisor started now times the first grade without an interpreter's start.
         supervisor_pool.prestart()
         self._grade_slots = threading.Semaphore(config.service.workers)
-        self._baseline_lock = threading.Lock()
-        self._references: OrderedDict[tuple, list[RepProblem]] = OrderedDict()
-        self._references_lock = threading.Lock()
+        self.baseline_lock = threading.Lock()
+        # Each rep's inputs and reference outputs, per (kernel, preset, precision, seed).
+        self.references: OrderedDict[tuple, list[RepProblem]] = OrderedDict()
+        self.references_lock = threading.Lock()
+        self.graders: dict[str, graders.Grader] = {
+            kind.kind: kind(self)
+            for kind in (graders.DenseGrader, graders.SparseGrader, graders.DistributedGrader)
+        }
 
     # -- catalog ---------------------------------------------------------------------------------
 
@@ -367,15 +340,29 @@ class JudgeHandler:
     ) -> str | None:
         """Why the judge refuses the call before any build: the first of hb.refusals.REFUSALS,
         checked at the graded `sizes` (default: the configured preset's)."""
+        return refusals.first_refusal(
+            self.checked(submitted, granted, manifest, language, sizes, label)
+        )
+
+    def checked(
+        self,
+        submitted: Requests,
+        granted: Requests,
+        manifest: Manifest,
+        language: str,
+        sizes: dict[str, int] | None = None,
+        label: str = "",
+    ) -> refusals.Call:
+        """The call as the refusals read it, at the graded `sizes` (default: the configured
+        preset's); what checking lowers (relayout's answers, the plan) it keeps for the grade."""
         if sizes is None:
             sizes = manifest.preset_sizes(self.config.grading.preset)
             label = f"preset {self.config.grading.preset}"
-        call = refusals.Call(
+        return refusals.Call(
             submitted=submitted, granted=granted, manifest=manifest, language=language,
             allowances=self.allowances, config=self.config,
             precision=self.problem(manifest).precision, sizes=sizes, label=label,
         )  # fmt: skip
-        return refusals.first_refusal(call)
 
     def graded_sizes(
         self, manifest: Manifest, preset: str | None = None, sizes: dict[str, int] | None = None
@@ -428,7 +415,10 @@ class JudgeHandler:
         document: dict[str, Any]
         if sparse.has_sparse(manifest):
             document = sparse.check_answer(
-                manifest, granted, precision, self._dense_arrays(granted, manifest, precision)
+                manifest,
+                granted,
+                precision,
+                self.sparse_grader.dense_arrays(granted, manifest, precision),
             )
         else:
             answer = relayout_check(granted, manifest, precision)
@@ -498,9 +488,10 @@ class JudgeHandler:
         problem = self.problem(manifest)
         granted = self.granted_requests(submission.requests, manifest)
         sizes, label = self.graded_sizes(manifest, preset)
-        refusal = self.refusal(
+        call = self.checked(
             submission.requests, granted, manifest, submission.language, sizes, label
         )
+        refusal = refusals.first_refusal(call)
         if refusal is not None:
             refused_requests(
                 self.engine, submission, granted, refusal, route, problem.precision, caller,
@@ -508,7 +499,9 @@ class JudgeHandler:
             )  # fmt: skip
             raise RequestFault(refusal)
         with self._grade_slots:
-            outcome = self._grade_unrecorded(submission, manifest, problem, granted, route)
+            outcome = self._grade_unrecorded(
+                submission, manifest, problem, granted, route, checked=call
+            )
         return self._recorded(outcome, manifest, granted, caller=caller)
 
     def _recorded(
@@ -569,6 +562,12 @@ class JudgeHandler:
         was resolved at start (config.hidden_seed)."""
         return self.hidden_seed if is_hidden_route(route) else self.config.grading.public_seed
 
+    @property
+    def sparse_grader(self) -> graders.SparseGrader:
+        grader = self.graders["sparse"]
+        assert isinstance(grader, graders.SparseGrader)
+        return grader
+
     def _grade_unrecorded(
         self,
         submission: Submission,
@@ -577,412 +576,25 @@ class JudgeHandler:
         granted: Requests,
         route: str,
         refresh_baseline: bool = False,
+        checked: refusals.Call | None = None,
     ) -> GradeOutcome:
+        """Grade one submission by the grader of its kind, recording nothing. `checked` is the
+        call as checking left it (its relayout answer and plan are not lowered again); a regrade
+        of a recorded call (verify) has none."""
         preset = submission.preset or self.config.grading.preset
-        precision = problem.precision
-        seed = self._seed(route)
-        # On the hidden inputs a failure after the build names only the check that failed
-        # (GradeOutcome.hidden enforces it on the whole answer and record).
-        hidden = is_hidden_route(route)
-        libraries = list(granted.startup.load)
         outcome = GradeOutcome(
-            kernel=manifest.name, preset=preset, datatype=precision, language=submission.language,
-            route=route, requests=json.loads(granted.to_json() or "{}"),
+            kernel=manifest.name, preset=preset, datatype=problem.precision,
+            language=submission.language, route=route,
+            requests=json.loads(granted.to_json() or "{}"),
             precision_override=problem.precision_override,
             source_sha256=hashlib.sha256(submission.source.encode()).hexdigest(),
         )  # fmt: skip
-        if granted.startup.grid:
-            return self._grade_distributed(submission, manifest, problem, granted, seed, outcome)
-        built = build.build(
-            submission.source,
-            submission.language,
-            libraries,
-            self.config.build_cache_dir,
-            self.build_limits,
-        )
-        outcome.build = BuildInfo(cached=built.cached, build_ns=built.build_ns)
-        if not built.ok or built.library is None:
-            return outcome.failed(built.reason or "build failed", built.log)
-        if submission.language != "python":  # a python delivery has no object to read
-            outcome = self._with_calls(outcome, calls.library_calls(
-                built.library, calls.offered_models(), self.config.sandbox_dir,
-                self.build_limits))  # fmt: skip
-        if outcome.reason is not None:
-            return outcome
-        sizes = manifest.preset_sizes(preset)
-        scalars = manifest.preset_scalars(preset)
-        problems = self._problems(manifest, preset, precision, seed, sizes, scalars)
-        try:
-            conversion, pointers, conversion_files = self._conversion(
-                granted, manifest, precision, sizes
-            )
-        except Exception as error:  # relayout's build or lowering: the grade fails, the judge stays
-            from hb.supervisor import describe
-
-            return outcome.failed(
-                f"the request's conversion kernels did not build: {describe(error)}"
-            )
-        try:
-            reps, pointers = self._rep_inputs(
-                manifest, granted, precision, sizes, scalars, problems, pointers
-            )
-        except ValueError as error:
-            failure = (
-                HIDDEN_CONVERSION_FAILED if hidden else f"the sparse conversion failed: {error}"
-            )
-            return outcome.failed(failure)
-        delivery = languages.language(submission.language).delivery
-        run = self._run(built.library, manifest, precision, sizes, reps, pointers, conversion,
-                        conversion_files, delivery)  # fmt: skip
-        outcome.protections = run.protections
-        if not run.ok:
-            return outcome.failed(HIDDEN_RUN_FAILED if hidden else run.reason or "the run failed")
-        comparison = compare_reps(run, problems, problem.band)
-        verdict = comparison.reason
-        if hidden and verdict is not None:
-            verdict = hidden_mismatch(verdict, list(problems[0].expected))
-        native_ns, baseline_reps = run.kernel_ns, []
-        if self.config.grading.timing == "mannwhitney":
-            # The baseline's reps are timed in this grade, under the same conditions.
-            baseline_run = self._baseline_run(manifest, precision, sizes, scalars, problems)
-            baseline_reps = baseline_run.timed if baseline_run is not None else []
-            baseline_ns = int(np.median(baseline_reps)) if baseline_reps else 0
-            native_ns = int(np.median(run.timed))
-            ratio = (
-                mannwhitney_speedup(run.timed, baseline_reps, self.config.grading.mannwhitney_p)
-                if comparison.correct
-                else 0.0
-            )
-        else:
-            baseline_ns = self._baseline(
-                manifest, preset, precision, seed, sizes, scalars, problems,
-                refresh=route == "submit" or refresh_baseline,
-            )  # fmt: skip
-            ratio = speedup(baseline_ns, run.kernel_ns) if comparison.correct else 0.0
-        suspect = ratio > self.config.grading.speedup_suspect_above
-        return outcome.model_copy(
-            update={
-                "correct": comparison.correct,
-                "reason": verdict,
-                "native_ns": native_ns,
-                "baseline_ns": baseline_ns,
-                # A suspect speedup is recorded, and not credited until it is verified again.
-                "speedup": 0.0 if suspect else ratio,
-                "measured_speedup": ratio,
-                "suspect": suspect,
-                "convert_in_ns": run.convert_in_ns,
-                "convert_out_ns": run.convert_out_ns,
-                "max_rel_error": comparison.max_relative_error
-                if np.isfinite(comparison.max_relative_error)
-                else None,
-                "run_wall_s": run.wall_s,
-                "timing": TimingInfo(
-                    mode=self.config.grading.timing,
-                    reps_ns=run.timed,
-                    baseline_reps_ns=baseline_reps,
-                    warmup=run.warmup,
-                    credited_rep=run.credited - run.warmup,
-                    round_trip_ns=run.round_trip_ns,
-                    dispersion=Dispersion(**dispersion(run.timed)),
-                ),
-            }
-        )
-
-    def _mpi_grade(
-        self, manifest: Manifest, requests: Requests, source: str, problem: Problem,
-        preset: str, seed: int, language: str = "c",
-    ) -> DistributedGrade:  # fmt: skip
-        """One distributed grade at mpi.ranks under the configured launcher, in a private run
-        directory that is removed afterwards; builds are cached under the build cache."""
-        template, hostfile, _ = launcher_settings(self.config.mpi)
-        self.config.sandbox_dir.mkdir(parents=True, exist_ok=True)
-        directory = Path(tempfile.mkdtemp(prefix="mpi-", dir=self.config.sandbox_dir))
-        try:
-            return grade_submission(
-                manifest, requests, source, problem.precision, ranks=self.config.mpi.ranks,
-                directory=directory, preset=preset, seed=seed, reps=self.config.grading.reps,
-                warmup=self.config.grading.warmup, launcher=template, hostfile=hostfile,
-                timeout_s=self.config.sandbox.timeout_s, band=problem.band,
-                limits=self.limits,
-                build_directory=self.config.build_cache_dir / "mpi",
-                residency=self.config.mpi.residency, language=language,
-            )  # fmt: skip
-        finally:
-            shutil.rmtree(directory, ignore_errors=True)
-
-    def _grade_distributed(
-        self,
-        submission: Submission,
-        manifest: Manifest,
-        problem: Problem,
-        granted: Requests,
-        seed: int,
-        outcome: GradeOutcome,
-    ) -> GradeOutcome:
-        """A distributed grade, recorded like a single-node one: native_ns is the credited repeat
-        (the fastest, each timed by the supervisor across ranks), the conversions its casts."""
-        # The calls of a C submission on host tiles are read (mpicc -c); a device one is CUDA C++
-        # that nvcc builds.
-        if submission.language == "c" and not requested_device_arrays(
-            granted, manifest, self.config.mpi.residency
-        ):
-            outcome = self._with_calls(outcome, calls.distributed_calls(
-                submission.source, self.config.sandbox_dir, self.build_limits))  # fmt: skip
-            if outcome.reason is not None:
-                return outcome
-        try:
-            grade = self._mpi_grade(
-                manifest, granted, submission.source, problem, outcome.preset, seed,
-                submission.language,
-            )  # fmt: skip
-        except (RequestError, ValueError, OSError) as error:
-            return outcome.failed(f"the distributed grade could not run: {error}")
-        outcome.distributed = grade.to_json()
-        if grade.failure is not None:
-            return outcome.failed(grade.failure)
-        native_ns = round((grade.credited_s or 0.0) * 1e9)
-        baseline_ns = self._distributed_baseline(manifest, problem, outcome.preset, seed)
-        ratio = speedup(baseline_ns, native_ns) if grade.correct else 0.0
-        suspect = ratio > self.config.grading.speedup_suspect_above
-        error = grade.max_relative_error
-        return outcome.model_copy(
-            update={
-                "correct": grade.correct,
-                "reason": "; ".join(grade.mismatches) or None,
-                "native_ns": native_ns,
-                "baseline_ns": baseline_ns,
-                "speedup": 0.0 if suspect else ratio,
-                "measured_speedup": ratio,
-                "suspect": suspect,
-                "convert_in_ns": round(grade.convert_in_s * 1e9),
-                "convert_out_ns": round(grade.convert_out_s * 1e9),
-                "max_rel_error": error if error is not None and np.isfinite(error) else None,
-            }
-        )
-
-    def _with_calls(self, outcome: GradeOutcome, report: calls.CallReport | None) -> GradeOutcome:
-        """The outcome with its submission's calls and findings; failed where the setup's
-        grading.refuse_findings refuses one of them (findings otherwise only inform)."""
-        if report is None:
-            return outcome
-        outcome = outcome.model_copy(update=calls_answer(report))
-        refusal = report.refusal(self.config.grading.refuse_findings)
-        return outcome if refusal is None else outcome.failed(refusal)
-
-    def _distributed_baseline(
-        self, manifest: Manifest, problem: Problem, preset: str, seed: int
-    ) -> int:
-        """The kernel's solution_mpi.c graded under its default distribution at mpi.ranks, once
-        per (kernel, preset, precision, seed, ranks) and kept in the baselines table under the
-        datatype `<precision>@mpi<ranks>`; 0 where it cannot run (no MPI solution, a default grid
-        that does not span mpi.ranks, a failed run)."""
-        ranks = self.config.mpi.ranks
-        key = f"{problem.precision}@mpi{ranks}"
-        solution = kernels.CATALOG_DIR / manifest.name / "solution_mpi.c"
-        with self._baseline_lock:
-            known = results_db.get_baseline(self.engine, manifest.name, preset, key, seed)
-            if known is not None:
-                return known
-            if not solution.is_file():
-                return 0
-            default = default_requests(manifest, ranks)
-            if distributed_refusal(default, manifest, problem.precision, ranks=ranks):
-                return 0
-            grade = self._mpi_grade(manifest, default, solution.read_text(), problem, preset, seed)
-            if not grade.correct or grade.credited_s is None:
-                return 0
-            baseline_ns = round(grade.credited_s * 1e9)
-            results_db.set_baseline(self.engine, manifest.name, preset, key, seed, baseline_ns)
-            return baseline_ns
-
-    def _dense_arrays(
-        self, granted: Requests, manifest: Manifest, precision: str
-    ) -> dict[str, Any] | None:
-        """relayout's pointers for a sparse kernel's dense arrays when the request casts or lays
-        them out (hb.sparse expands the sparse ones); None keeps the manifest's."""
-        if not sparse.has_dense_operations(granted):
-            return None
-        return dict(relayout_check(granted, manifest, precision).arrays or {})
-
-    def _conversion(
-        self, granted: Requests, manifest: Manifest, precision: str, sizes: dict[str, int]
-    ) -> tuple[dict[str, Any] | None, list[str], Path | None]:
-        """The request's conversion program (built here, so the sandboxed run finds it cached),
-        and the kernel's pointer order. A format operation converts nothing here (hb.sparse does,
-        once per grade)."""
-        if not sparse.has_dense_operations(granted):
-            return None, kernels.pointer_names(manifest), None
-        from hb.requests_api import compile_conversions
-
-        arrays = abi.relayout_arrays(manifest, precision)
-        answer = relayout_check(granted, manifest, precision)
-        pointers = list(answer.arrays or {})
-        key = hashlib.sha256(
-            (granted.to_json() + json.dumps(arrays, sort_keys=True)).encode()
-        ).hexdigest()
-        cache_dir = self.config.data_dir / "conversion-cache" / key[:2] / key
-        compile_conversions(granted.to_json(), arrays, cache_dir)
-        return (
-            {"requests": granted.to_json(), "arrays": arrays, "sizes": sizes},
-            pointers,
-            cache_dir,
-        )
-
-    def _run(
-        self,
-        library: Path,
-        manifest: Manifest,
-        precision: str,
-        sizes: dict[str, int],
-        reps: list[runner.RepInput],
-        pointers: list[str],
-        conversion: dict[str, Any] | None = None,
-        conversion_files: Path | None = None,
-        delivery: str = "library",
-        threads: int | None = None,
-        probe: runner.BoxProbe | None = None,
-    ) -> runner.RunResult:
-        """One timed run in a box: a warm-up and timed reps, each on inputs of its own; `threads`
-        (default sandbox.threads) and a profiler's `probe` for POST /profile."""
-        return runner.run_kernel(
-            library=library,
-            symbol=abi.symbol(manifest, precision),
-            pointers=pointers,
-            reps=reps,
-            workspace_bytes=manifest.workspace_size(sizes),
-            output_names=kernels.output_names(manifest),
-            warmup=self.config.grading.warmup,
-            workdir_root=self.config.sandbox_dir,
-            limits=self.limits,
-            threads=self.config.sandbox.threads if threads is None else threads,
-            conversion=conversion,
-            conversion_files=conversion_files,
-            delivery=delivery,
-            probe=probe,
-        )
-
-    def _rep_inputs(
-        self,
-        manifest: Manifest,
-        granted: Requests,
-        precision: str,
-        sizes: dict[str, int],
-        scalars: dict[str, float],
-        problems: list[RepProblem],
-        pointers: list[str],
-    ) -> tuple[list[runner.RepInput], list[str]]:
-        """Each rep's arrays as the kernel takes them; a sparse array reaches the kernel in its
-        requested format, converted per rep (timed into convert_in_ns), while the reference keeps
-        the canonical inputs. Raises ValueError where a sparse conversion fails."""
-        if not sparse.has_sparse(manifest):
-            trailing = abi.trailing_arguments(manifest, sizes, scalars, precision)
-            return [runner.RepInput(p.inputs, trailing) for p in problems], pointers
-        dense = self._dense_arrays(granted, manifest, precision)
-        reps = []
-        for index, rep in enumerate(problems):
-            # The first rep's conversion loads the format's library untimed first.
-            prepared = sparse.prepare_sparse_run(
-                manifest, granted, precision, sizes, scalars, rep.inputs, dense, warm=index == 0
-            )
-            pointers = prepared.pointers
-            reps.append(runner.RepInput(prepared.inputs, prepared.trailing_arguments,
-                                        prepared.convert_in_ns))  # fmt: skip
-        return reps, pointers
-
-    def _problems(
-        self,
-        manifest: Manifest,
-        preset: str,
-        precision: str,
-        seed: int,
-        sizes: dict[str, int],
-        scalars: dict[str, float],
-    ) -> list[RepProblem]:
-        """The inputs and reference outputs of every rep (warm-ups first), each drawn from a seed
-        of its own (rep_seed), cached per (kernel, preset, precision, seed)."""
-        key = (manifest.name, preset, precision, seed)
-        with self._references_lock:
-            if key in self._references:
-                self._references.move_to_end(key)
-                return self._references[key]
-        count = self.config.grading.warmup + self.config.grading.reps
-        dtype = np.dtype(_numpy_name(precision))
-        problems = []
-        for index in range(count):
-            inputs = kernels.make_inputs(manifest, sizes, rep_seed(seed, index), dtype)
-            expected = kernels.reference_outputs(manifest, inputs, sizes, scalars)
-            problems.append(RepProblem(inputs, expected))
-        with self._references_lock:
-            self._references[key] = problems
-            while len(self._references) > 4:
-                self._references.popitem(last=False)
-        return problems
-
-    def _baseline(
-        self,
-        manifest: Manifest,
-        preset: str,
-        precision: str,
-        seed: int,
-        sizes: dict[str, int],
-        scalars: dict[str, float],
-        problems: list[RepProblem],
-        *,
-        refresh: bool = False,
-    ) -> int:
-        """The kernel's reference C solution built at -O2 and timed like a submission: on the
-        first grade of (kernel, preset, precision, seed), and again whenever `refresh` asks (every
-        /submit), keeping the fastest time in the results database; the first measurement is the
-        fastest of two timed runs. One timing taken while the machine was busy would otherwise
-        inflate every later speedup. 0 if it cannot run."""
-        with self._baseline_lock:
-            known = results_db.get_baseline(self.engine, manifest.name, preset, precision, seed)
-            if known is not None and not refresh:
-                return known
-            timed: list[int] = []
-            # Two runs on the first measurement: a lone scheduling outlier would be stored.
-            for _ in range(2 if known is None else 1):
-                run = self._baseline_run(manifest, precision, sizes, scalars, problems)
-                if run is not None:
-                    timed.append(run.kernel_ns)
-            if not timed:
-                return known or 0
-            fastest = min(timed) if known is None else min(known, *timed)
-            if fastest != known:
-                results_db.set_baseline(
-                    self.engine, manifest.name, preset, precision, seed, fastest
-                )
-            return fastest
-
-    def _baseline_run(
-        self,
-        manifest: Manifest,
-        precision: str,
-        sizes: dict[str, int],
-        scalars: dict[str, float],
-        problems: list[RepProblem],
-    ) -> runner.RunResult | None:
-        """One timed run of the kernel's reference C solution (built at -O2, cached) on the
-        grade's own rep inputs, in a box like any submission; None where it does not build or
-        run."""
-        built = build.build(
-            kernels.solution_source(manifest.name), "c", [], self.config.build_cache_dir,
-            self.build_limits, baseline=True,
+        job = graders.Job(
+            submission=submission, manifest=manifest, problem=problem, granted=granted,
+            seed=self._seed(route), outcome=outcome, checked=checked,
+            refresh_baseline=refresh_baseline,
         )  # fmt: skip
-        if not built.ok or built.library is None:
-            return None
-        trailing = abi.trailing_arguments(manifest, sizes, scalars, precision)
-        reps = [runner.RepInput(p.inputs, trailing) for p in problems]
-        run = self._run(
-            built.library, manifest, precision, sizes, reps, kernels.pointer_names(manifest)
-        )
-        return run if run.ok else None
-
-
-def _numpy_name(precision: str) -> str:
-    from hb.precision import NUMPY_DTYPES
-
-    return NUMPY_DTYPES[precision].name
+        return graders.grader_for(self.graders, manifest, granted).grade(job)
 
 
 # ---------------------------------------------------------------------------------------------

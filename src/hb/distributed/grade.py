@@ -108,11 +108,14 @@ def distributed_refusal(
     replicatable_allowlist: Sequence[str] | None = None,
     layout_flexible_allowlist: Sequence[str] | None = None,
     residency: str = "host",
+    lowered: Callable[[], Distribution] | None = None,
+    label: str = "preset S",
 ) -> str | None:
     """Why a request with startup.grid cannot be graded on `ranks` ranks (mpi.ranks), or None:
     the kernel (dense floating arrays only), the grid (it must span mpi.ranks), the lowering
-    (Requests.plan, and each tile's local layout), the plan's refusals, place (device tiles
-    under `residency` too: a CUDA device and toolchain must be present), and the casts."""
+    (`lowered()`, the request at the graded sizes that `label` names; default preset S), the
+    plan's refusals, place (device tiles under `residency` too: a CUDA device and toolchain must
+    be present), and the casts."""
     refusal = mpi_refusal(manifest)
     if refusal:
         return refusal
@@ -120,9 +123,12 @@ def distributed_refusal(
     if extents is None:
         return f"startup.grid must span mpi.ranks: {note}"
     try:
-        plan = lower_plan(requests, manifest, precision, ranks, manifest.preset_sizes("S"))
+        if lowered is None:
+            plan = lower_plan(requests, manifest, precision, ranks, manifest.preset_sizes("S"))
+        else:
+            plan = lowered()
     except (RequestError, ValueError) as error:
-        return str(error)
+        return f"{error} (lowered at {label})"
     casts = requested_casts(requests)
     return (
         plan_refusal(
@@ -168,16 +174,20 @@ def grade_submission(
     build_directory: Path | None = None,
     residency: str = "host",
     language: str = "c",
+    plan: Distribution | None = None,
 ) -> DistributedGrade:
     """Build a submission (C, or `language` cpp or fortran) with the generated driver and grade it on `ranks` ranks: the plan is
     Requests.plan at `ranks`, inputs are the catalog's seeded arrays at `preset`, and the whole
     domain is compared with the reference in `band` (default: the precision's). The build goes to
     `build_directory` (default `directory/build`; content-addressed, so a cache directory works),
     the run to `directory/ranks_<P>`. Tiles placed on device (or all unplaced ones under
-    `residency` device) reach the kernel as device pointers, the driver then built with nvcc."""
+    `residency` device) reach the kernel as device pointers, the driver then built with nvcc.
+    `plan` is the request already lowered at `ranks` and the preset's sizes, where checking did.
+    """
     sizes = manifest.preset_sizes(preset)
     scalars = manifest.preset_scalars(preset)
-    plan = lower_plan(requests, manifest, precision, ranks, sizes)
+    if plan is None:
+        plan = lower_plan(requests, manifest, precision, ranks, sizes)
     built = build_driver(
         manifest, precision, source, build_directory or directory / "build",
         casts=requested_casts(requests),

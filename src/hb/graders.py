@@ -1,0 +1,548 @@
+"""The kinds of grade behind one interface: a dense single-node grade, a sparse one (its arrays
+converted to the requested format per rep) and a distributed one on MPI ranks. The judge picks
+the grader for a call (`grader_for`) and each turns a checked call into a GradeOutcome."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from hb import abi, build, calls, kernels, languages, refusals, results_db, runner, sparse
+from hb.distributed.engine import DistributedGrade
+from hb.distributed.grade import distributed_refusal, grade_submission, requested_device_arrays
+from hb.distributed.launch import launcher_settings
+from hb.distributed.policy import default_requests
+from hb.envelope import Submission
+from hb.grading import (
+    Problem,
+    RepProblem,
+    compare_reps,
+    mannwhitney_speedup,
+    rep_seed,
+    speedup,
+)
+from hb.kernels import Manifest
+from hb.outcome import (
+    HIDDEN_CONVERSION_FAILED,
+    HIDDEN_RUN_FAILED,
+    BuildInfo,
+    Dispersion,
+    GradeOutcome,
+    TimingInfo,
+    calls_answer,
+    hidden_mismatch,
+    is_hidden_route,
+)
+from hb.refusals import relayout_check
+from hb.requests_api import RequestError, Requests, RequestsCheck
+from relayout.distribution import Distribution
+
+if TYPE_CHECKING:
+    from hb.service import JudgeHandler
+
+
+@dataclass(frozen=True)
+class Job:
+    """One grade to make: the submission (its preset set), the kernel and its problem, the
+    request as granted, the seed of its inputs, the outcome so far (kernel, route, request,
+    digest), the call as checking left it (None for a regrade of a recorded call) and whether the
+    baseline is timed again."""
+
+    submission: Submission
+    manifest: Manifest
+    problem: Problem
+    granted: Requests
+    seed: int
+    outcome: GradeOutcome
+    checked: refusals.Call | None = None
+    refresh_baseline: bool = False
+
+
+def dispersion(times: list[int]) -> dict[str, float]:
+    """The spread of the timed reps: median, and the interquartile range relative to it."""
+    if not times:
+        return {"median_ns": 0.0, "iqr_over_median": 0.0}
+    q1, median, q3 = (float(v) for v in np.percentile(times, [25, 50, 75]))
+    return {"median_ns": median, "iqr_over_median": (q3 - q1) / median if median else 0.0}
+
+
+def _numpy_name(precision: str) -> str:
+    from hb.precision import NUMPY_DTYPES
+
+    return NUMPY_DTYPES[precision].name
+
+
+class Grader:
+    """What every kind of grade shares: the judge's configuration, database, limits and caches,
+    the reading of a submission's calls, and the credit a grade's times earn."""
+
+    kind: ClassVar[str]
+
+    def __init__(self, judge: JudgeHandler) -> None:
+        self.judge = judge
+
+    @property
+    def config(self) -> Any:
+        return self.judge.config
+
+    @property
+    def engine(self) -> Any:
+        return self.judge.engine
+
+    @property
+    def limits(self) -> Any:
+        return self.judge.limits
+
+    @property
+    def build_limits(self) -> Any:
+        return self.judge.build_limits
+
+    def grade(self, job: Job) -> GradeOutcome:
+        raise NotImplementedError
+
+    def with_calls(self, outcome: GradeOutcome, report: calls.CallReport | None) -> GradeOutcome:
+        """The outcome with its submission's calls and findings; failed where the setup's
+        grading.refuse_findings refuses one of them (findings otherwise only inform)."""
+        if report is None:
+            return outcome
+        outcome = outcome.model_copy(update=calls_answer(report))
+        refusal = report.refusal(self.config.grading.refuse_findings)
+        return outcome if refusal is None else outcome.failed(refusal)
+
+    def credited(
+        self, outcome: GradeOutcome, correct: bool, ratio: float, **fields: Any
+    ) -> GradeOutcome:
+        """The outcome with its verdict and `fields`: a suspect speedup (past
+        grading.speedup_suspect_above) is recorded and not credited until it is verified again;
+        a relative error that is not finite is recorded as none."""
+        suspect = ratio > self.config.grading.speedup_suspect_above
+        error = fields.pop("max_rel_error", None)
+        return outcome.model_copy(
+            update={
+                "correct": correct,
+                "speedup": 0.0 if suspect else ratio,
+                "measured_speedup": ratio,
+                "suspect": suspect,
+                "max_rel_error": error if error is not None and np.isfinite(error) else None,
+                **fields,
+            }
+        )
+
+
+class DenseGrader(Grader):
+    """A single-node grade: the submission built, run in a box rep by rep with the request's
+    conversions around each call, compared with the reference, and its baseline timed alike."""
+
+    kind = "dense"
+
+    def grade(self, job: Job) -> GradeOutcome:
+        """Build the submission, run it in a box on every rep's inputs, compare each rep with the
+        reference and time the baseline on the same inputs."""
+        submission, manifest, problem, granted = (
+            job.submission,
+            job.manifest,
+            job.problem,
+            job.granted,
+        )
+        outcome, preset, seed, checked = job.outcome, job.outcome.preset, job.seed, job.checked
+        refresh_baseline, route = job.refresh_baseline, job.outcome.route
+        precision = problem.precision
+        # On the hidden inputs a failure after the build names only the check that failed
+        # (GradeOutcome.hidden enforces it on the whole answer and record).
+        hidden = is_hidden_route(route)
+        libraries = list(granted.startup.load)
+        built = build.build(
+            submission.source,
+            submission.language,
+            libraries,
+            self.config.build_cache_dir,
+            self.build_limits,
+        )
+        outcome.build = BuildInfo(cached=built.cached, build_ns=built.build_ns)
+        if not built.ok or built.library is None:
+            return outcome.failed(built.reason or "build failed", built.log)
+        if submission.language != "python":  # a python delivery has no object to read
+            outcome = self.with_calls(outcome, calls.library_calls(
+                built.library, calls.offered_models(), self.config.sandbox_dir,
+                self.build_limits))  # fmt: skip
+        if outcome.reason is not None:
+            return outcome
+        sizes = manifest.preset_sizes(preset)
+        scalars = manifest.preset_scalars(preset)
+        problems = self.problems(manifest, preset, precision, seed, sizes, scalars)
+        try:
+            answer = checked.relayout_answer() if checked is not None else None
+            conversion, pointers, conversion_files = self.conversion(
+                granted, manifest, precision, sizes, answer
+            )
+        except Exception as error:  # relayout's build or lowering: the grade fails, the judge stays
+            from hb.supervisor import describe
+
+            return outcome.failed(
+                f"the request's conversion kernels did not build: {describe(error)}"
+            )
+        try:
+            reps, pointers = self.rep_inputs(
+                manifest, granted, precision, sizes, scalars, problems, pointers
+            )
+        except ValueError as error:
+            failure = (
+                HIDDEN_CONVERSION_FAILED if hidden else f"the sparse conversion failed: {error}"
+            )
+            return outcome.failed(failure)
+        delivery = languages.language(submission.language).delivery
+        run = self.run(built.library, manifest, precision, sizes, reps, pointers, conversion,
+                        conversion_files, delivery)  # fmt: skip
+        outcome.protections = run.protections
+        if not run.ok:
+            return outcome.failed(HIDDEN_RUN_FAILED if hidden else run.reason or "the run failed")
+        comparison = compare_reps(run, problems, problem.band)
+        verdict = comparison.reason
+        if hidden and verdict is not None:
+            verdict = hidden_mismatch(verdict, list(problems[0].expected))
+        native_ns, baseline_reps = run.kernel_ns, []
+        if self.config.grading.timing == "mannwhitney":
+            # The baseline's reps are timed in this grade, under the same conditions.
+            baseline_run = self.baseline_run(manifest, precision, sizes, scalars, problems)
+            baseline_reps = baseline_run.timed if baseline_run is not None else []
+            baseline_ns = int(np.median(baseline_reps)) if baseline_reps else 0
+            native_ns = int(np.median(run.timed))
+            ratio = (
+                mannwhitney_speedup(run.timed, baseline_reps, self.config.grading.mannwhitney_p)
+                if comparison.correct
+                else 0.0
+            )
+        else:
+            baseline_ns = self.baseline(
+                manifest, preset, precision, seed, sizes, scalars, problems,
+                refresh=route == "submit" or refresh_baseline,
+            )  # fmt: skip
+            ratio = speedup(baseline_ns, run.kernel_ns) if comparison.correct else 0.0
+        return self.credited(
+            outcome, comparison.correct, ratio, reason=verdict, native_ns=native_ns,
+            baseline_ns=baseline_ns, convert_in_ns=run.convert_in_ns,
+            convert_out_ns=run.convert_out_ns, max_rel_error=comparison.max_relative_error,
+            run_wall_s=run.wall_s,
+            timing=TimingInfo(
+                mode=self.config.grading.timing, reps_ns=run.timed,
+                baseline_reps_ns=baseline_reps, warmup=run.warmup,
+                credited_rep=run.credited - run.warmup, round_trip_ns=run.round_trip_ns,
+                dispersion=Dispersion(**dispersion(run.timed)),
+            ),
+        )  # fmt: skip
+
+    def problems(
+        self,
+        manifest: Manifest,
+        preset: str,
+        precision: str,
+        seed: int,
+        sizes: dict[str, int],
+        scalars: dict[str, float],
+    ) -> list[RepProblem]:
+        """The inputs and reference outputs of every rep (warm-ups first), each drawn from a seed
+        of its own (rep_seed), cached per (kernel, preset, precision, seed)."""
+        key = (manifest.name, preset, precision, seed)
+        cache, lock = self.judge.references, self.judge.references_lock
+        with lock:
+            if key in cache:
+                cache.move_to_end(key)
+                return cache[key]
+        count = self.config.grading.warmup + self.config.grading.reps
+        dtype = np.dtype(_numpy_name(precision))
+        problems = []
+        for index in range(count):
+            inputs = kernels.make_inputs(manifest, sizes, rep_seed(seed, index), dtype)
+            expected = kernels.reference_outputs(manifest, inputs, sizes, scalars)
+            problems.append(RepProblem(inputs, expected))
+        with lock:
+            cache[key] = problems
+            while len(cache) > 4:
+                cache.popitem(last=False)
+        return problems
+
+    def conversion(
+        self, granted: Requests, manifest: Manifest, precision: str, sizes: dict[str, int],
+        answer: RequestsCheck | None = None,
+    ) -> tuple[dict[str, Any] | None, list[str], Path | None]:  # fmt: skip
+        """The request's conversion program (built here, so the sandboxed run finds it cached),
+        and the kernel's pointer order (from `answer`, relayout's check of the request, where
+        checking made it). A format operation converts nothing here (hb.sparse does, once per
+        grade)."""
+        if not sparse.has_dense_operations(granted):
+            return None, kernels.pointer_names(manifest), None
+        from hb.requests_api import compile_conversions
+
+        arrays = abi.relayout_arrays(manifest, precision)
+        if answer is None:
+            answer = relayout_check(granted, manifest, precision)
+        pointers = list(answer.arrays or {})
+        key = hashlib.sha256(
+            (granted.to_json() + json.dumps(arrays, sort_keys=True)).encode()
+        ).hexdigest()
+        cache_dir = self.config.data_dir / "conversion-cache" / key[:2] / key
+        compile_conversions(granted.to_json(), arrays, cache_dir)
+        return (
+            {"requests": granted.to_json(), "arrays": arrays, "sizes": sizes},
+            pointers,
+            cache_dir,
+        )
+
+    def run(
+        self,
+        library: Path,
+        manifest: Manifest,
+        precision: str,
+        sizes: dict[str, int],
+        reps: list[runner.RepInput],
+        pointers: list[str],
+        conversion: dict[str, Any] | None = None,
+        conversion_files: Path | None = None,
+        delivery: str = "library",
+        threads: int | None = None,
+        probe: runner.BoxProbe | None = None,
+    ) -> runner.RunResult:
+        """One timed run in a box: a warm-up and timed reps, each on inputs of its own; `threads`
+        (default sandbox.threads) and a profiler's `probe` for POST /profile."""
+        return runner.run_kernel(
+            library=library,
+            symbol=abi.symbol(manifest, precision),
+            pointers=pointers,
+            reps=reps,
+            workspace_bytes=manifest.workspace_size(sizes),
+            output_names=kernels.output_names(manifest),
+            warmup=self.config.grading.warmup,
+            workdir_root=self.config.sandbox_dir,
+            limits=self.limits,
+            threads=self.config.sandbox.threads if threads is None else threads,
+            conversion=conversion,
+            conversion_files=conversion_files,
+            delivery=delivery,
+            probe=probe,
+        )
+
+    def rep_inputs(
+        self,
+        manifest: Manifest,
+        granted: Requests,
+        precision: str,
+        sizes: dict[str, int],
+        scalars: dict[str, float],
+        problems: list[RepProblem],
+        pointers: list[str],
+    ) -> tuple[list[runner.RepInput], list[str]]:
+        """Each rep's arrays as the kernel takes them (the reference keeps the canonical inputs),
+        and the kernel's pointer order."""
+        trailing = abi.trailing_arguments(manifest, sizes, scalars, precision)
+        return [runner.RepInput(p.inputs, trailing) for p in problems], pointers
+
+    def baseline(
+        self,
+        manifest: Manifest,
+        preset: str,
+        precision: str,
+        seed: int,
+        sizes: dict[str, int],
+        scalars: dict[str, float],
+        problems: list[RepProblem],
+        *,
+        refresh: bool = False,
+    ) -> int:
+        """The kernel's reference C solution built at -O2 and timed like a submission: on the
+        first grade of (kernel, preset, precision, seed), and again whenever `refresh` asks (every
+        /submit), keeping the fastest time in the results database; the first measurement is the
+        fastest of two timed runs. One timing taken while the machine was busy would otherwise
+        inflate every later speedup. 0 if it cannot run."""
+        with self.judge.baseline_lock:
+            known = results_db.get_baseline(self.engine, manifest.name, preset, precision, seed)
+            if known is not None and not refresh:
+                return known
+            timed: list[int] = []
+            # Two runs on the first measurement: a lone scheduling outlier would be stored.
+            for _ in range(2 if known is None else 1):
+                run = self.baseline_run(manifest, precision, sizes, scalars, problems)
+                if run is not None:
+                    timed.append(run.kernel_ns)
+            if not timed:
+                return known or 0
+            fastest = min(timed) if known is None else min(known, *timed)
+            if fastest != known:
+                results_db.set_baseline(
+                    self.engine, manifest.name, preset, precision, seed, fastest
+                )
+            return fastest
+
+    def baseline_run(
+        self,
+        manifest: Manifest,
+        precision: str,
+        sizes: dict[str, int],
+        scalars: dict[str, float],
+        problems: list[RepProblem],
+    ) -> runner.RunResult | None:
+        """One timed run of the kernel's reference C solution (built at -O2, cached) on the
+        grade's own rep inputs, in a box like any submission; None where it does not build or
+        run."""
+        built = build.build(
+            kernels.solution_source(manifest.name), "c", [], self.config.build_cache_dir,
+            self.build_limits, baseline=True,
+        )  # fmt: skip
+        if not built.ok or built.library is None:
+            return None
+        trailing = abi.trailing_arguments(manifest, sizes, scalars, precision)
+        reps = [runner.RepInput(p.inputs, trailing) for p in problems]
+        run = self.run(
+            built.library, manifest, precision, sizes, reps, kernels.pointer_names(manifest)
+        )
+        return run if run.ok else None
+
+
+class SparseGrader(DenseGrader):
+    """A single-node grade of a kernel with a sparse array: each rep's sparse arrays converted to
+    the requested format (timed into convert_in_ns), its dense arrays as a dense grade's."""
+
+    kind = "sparse"
+
+    def rep_inputs(
+        self,
+        manifest: Manifest,
+        granted: Requests,
+        precision: str,
+        sizes: dict[str, int],
+        scalars: dict[str, float],
+        problems: list[RepProblem],
+        pointers: list[str],
+    ) -> tuple[list[runner.RepInput], list[str]]:
+        """Each rep's arrays with its sparse ones in the requested format, converted per rep and
+        timed (the first rep loads the format's library untimed first), and the pointer order
+        hb.sparse expands; ValueError where a sparse conversion fails."""
+        dense = self.dense_arrays(granted, manifest, precision)
+        reps = []
+        for index, rep in enumerate(problems):
+            prepared = sparse.prepare_sparse_run(
+                manifest, granted, precision, sizes, scalars, rep.inputs, dense, warm=index == 0
+            )
+            pointers = prepared.pointers
+            reps.append(runner.RepInput(prepared.inputs, prepared.trailing_arguments,
+                                        prepared.convert_in_ns))  # fmt: skip
+        return reps, pointers
+
+    def dense_arrays(
+        self, granted: Requests, manifest: Manifest, precision: str
+    ) -> dict[str, Any] | None:
+        """relayout's pointers for a sparse kernel's dense arrays when the request casts or lays
+        them out (hb.sparse expands the sparse ones); None keeps the manifest's."""
+        if not sparse.has_dense_operations(granted):
+            return None
+        return dict(relayout_check(granted, manifest, precision).arrays or {})
+
+
+class DistributedGrader(Grader):
+    """A grade on MPI ranks: the generated driver built with the submission, run at mpi.ranks
+    under the configured launcher, the gathered outputs compared over the whole domain, and the
+    kernel's solution_mpi.c under its default distribution as the baseline."""
+
+    kind = "distributed"
+
+    def grade(self, job: Job) -> GradeOutcome:
+        """A distributed grade, recorded like a single-node one: native_ns is the credited repeat
+        (the fastest, each timed by the supervisor across ranks), the conversions its casts;
+        the plan is the request as checking lowered it at mpi.ranks and the graded sizes."""
+        submission, manifest, problem, granted = (
+            job.submission,
+            job.manifest,
+            job.problem,
+            job.granted,
+        )
+        outcome, seed = job.outcome, job.seed
+        plan = job.checked.distribution() if job.checked is not None else None
+        # The calls of a C submission on host tiles are read (mpicc -c); a device one is CUDA C++
+        # that nvcc builds.
+        if submission.language == "c" and not requested_device_arrays(
+            granted, manifest, self.config.mpi.residency
+        ):
+            outcome = self.with_calls(outcome, calls.distributed_calls(
+                submission.source, self.config.sandbox_dir, self.build_limits))  # fmt: skip
+            if outcome.reason is not None:
+                return outcome
+        try:
+            grade = self.mpi_grade(
+                manifest, granted, submission.source, problem, outcome.preset, seed,
+                submission.language, plan,
+            )  # fmt: skip
+        except (RequestError, ValueError, OSError) as error:
+            return outcome.failed(f"the distributed grade could not run: {error}")
+        outcome.distributed = grade.to_json()
+        if grade.failure is not None:
+            return outcome.failed(grade.failure)
+        native_ns = round((grade.credited_s or 0.0) * 1e9)
+        baseline_ns = self.baseline(manifest, problem, outcome.preset, seed)
+        ratio = speedup(baseline_ns, native_ns) if grade.correct else 0.0
+        return self.credited(
+            outcome, grade.correct, ratio, reason="; ".join(grade.mismatches) or None,
+            native_ns=native_ns, baseline_ns=baseline_ns,
+            convert_in_ns=round(grade.convert_in_s * 1e9),
+            convert_out_ns=round(grade.convert_out_s * 1e9),
+            max_rel_error=grade.max_relative_error,
+        )  # fmt: skip
+
+    def mpi_grade(
+        self, manifest: Manifest, requests: Requests, source: str, problem: Problem,
+        preset: str, seed: int, language: str = "c", plan: Distribution | None = None,
+    ) -> DistributedGrade:  # fmt: skip
+        """One distributed grade at mpi.ranks under the configured launcher, in a private run
+        directory that is removed afterwards; builds are cached under the build cache."""
+        template, hostfile, _ = launcher_settings(self.config.mpi)
+        self.config.sandbox_dir.mkdir(parents=True, exist_ok=True)
+        directory = Path(tempfile.mkdtemp(prefix="mpi-", dir=self.config.sandbox_dir))
+        try:
+            return grade_submission(
+                manifest, requests, source, problem.precision, ranks=self.config.mpi.ranks,
+                directory=directory, preset=preset, seed=seed, reps=self.config.grading.reps,
+                warmup=self.config.grading.warmup, launcher=template, hostfile=hostfile,
+                timeout_s=self.config.sandbox.timeout_s, band=problem.band,
+                limits=self.limits,
+                build_directory=self.config.build_cache_dir / "mpi",
+                residency=self.config.mpi.residency, language=language, plan=plan,
+            )  # fmt: skip
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+
+    def baseline(self, manifest: Manifest, problem: Problem, preset: str, seed: int) -> int:
+        """The kernel's solution_mpi.c graded under its default distribution at mpi.ranks, once
+        per (kernel, preset, precision, seed, ranks) and kept in the baselines table under the
+        datatype `<precision>@mpi<ranks>`; 0 where it cannot run (no MPI solution, a default grid
+        that does not span mpi.ranks, a failed run)."""
+        ranks = self.config.mpi.ranks
+        key = f"{problem.precision}@mpi{ranks}"
+        solution = kernels.CATALOG_DIR / manifest.name / "solution_mpi.c"
+        with self.judge.baseline_lock:
+            known = results_db.get_baseline(self.engine, manifest.name, preset, key, seed)
+            if known is not None:
+                return known
+            if not solution.is_file():
+                return 0
+            default = default_requests(manifest, ranks)
+            if distributed_refusal(default, manifest, problem.precision, ranks=ranks):
+                return 0
+            grade = self.mpi_grade(manifest, default, solution.read_text(), problem, preset, seed)
+            if not grade.correct or grade.credited_s is None:
+                return 0
+            baseline_ns = round(grade.credited_s * 1e9)
+            results_db.set_baseline(self.engine, manifest.name, preset, key, seed, baseline_ns)
+            return baseline_ns
+
+
+def grader_for(graders: dict[str, Grader], manifest: Manifest, granted: Requests) -> Grader:
+    """The grader of a call: distributed with startup.grid, sparse for a kernel with a sparse
+    array, dense otherwise."""
+    if granted.startup.grid:
+        return graders["distributed"]
+    return graders["sparse" if sparse.has_sparse(manifest) else "dense"]
