@@ -15,7 +15,7 @@ setup: $(STAMP) sysdeps
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,cuda]'
 	touch $(STAMP)
 
 # System libraries the judge links and the tests start: OpenBLAS for `startup.load: [openblas]`,

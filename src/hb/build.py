@@ -49,7 +49,7 @@ def build_flags(language_name: str, libraries: list[str], baseline: bool) -> lis
     lang = languages.language(language_name)
     if lang.delivery == "python":
         return [*lang.flags, lang.source_name]
-    flags = list(languages.C_BASELINE_FLAGS if baseline else lang.flags)
+    flags = list(languages.C_BASELINE_FLAGS if baseline else languages.compile_flags(lang))
     link: list[str] = []
     for name in libraries:
         link += list(lang.catalog[name].link_flags)
@@ -74,7 +74,7 @@ def cache_key(source: str, language_name: str, libraries: list[str], baseline: b
     for part in (
         source,
         precision.C_PRELUDE,
-        compiler_identity(lang.compiler),
+        compiler_identity(languages.compiler_path(language_name) or lang.compiler),
         "\0".join(build_flags(language_name, libraries, baseline)),
     ):
         digest.update(part.encode())
@@ -112,6 +112,7 @@ def build(
             limits,
             files={lang.source_name: source, HEADER_NAME: precision.C_PRELUDE},
             keep=[] if lang.delivery == "python" else [LIBRARY_NAME],
+            read_only=languages.cuda_read_only() if lang.device else (),
         )  # fmt: skip
     except sandbox.SandboxUnavailable as error:
         return BuildResult(False, None, False, time.perf_counter_ns() - started, reason=str(error))
@@ -156,12 +157,14 @@ def syntax_check(
         return SyntaxCheck(False, refusal, "")
     lang = languages.language(language_name)
     flags = build_flags(language_name, libraries, baseline=False)
-    if lang.delivery != "python":
+    # nvcc has no -fsyntax-only: a cuda source's check is its whole build (nothing is kept).
+    if lang.delivery == "library":
         flags.append("-fsyntax-only")
     argv = [languages.compiler_path(language_name) or lang.compiler, *flags]
     try:
         files = {lang.source_name: source, HEADER_NAME: precision.C_PRELUDE}
-        result, _ = sandbox.run_sandboxed(argv, boxes_dir, limits, files=files)
+        read_only = languages.cuda_read_only() if lang.device else ()
+        result, _ = sandbox.run_sandboxed(argv, boxes_dir, limits, files=files, read_only=read_only)
     except sandbox.SandboxUnavailable as error:
         return SyntaxCheck(False, str(error), " ".join(argv))
     failure = result.failure("the syntax check", detail=False)

@@ -310,7 +310,21 @@ class DenseGrader(Grader):
         probe: runner.BoxProbe | None = None,
     ) -> runner.RunResult:
         """One timed run in a box: a warm-up and timed reps, each on inputs of its own; `threads`
-        (default sandbox.threads) and a profiler's `probe` for POST /profile."""
+        (default sandbox.threads) and a profiler's `probe` for POST /profile. A cuda delivery
+        runs under hb.cudarunner (device arrays, a box given the device nodes)."""
+        if delivery == "cuda":
+            from hb import cudarunner
+
+            if probe is not None:
+                return runner.RunResult(
+                    False, reason="a cuda run is not profiled: perf sees the host only"
+                )
+            return cudarunner.run_kernel(
+                library, abi.symbol(manifest, precision), pointers, reps,
+                manifest.workspace_size(sizes), kernels.output_names(manifest),
+                self.config.grading.warmup, self.config.sandbox_dir, self.limits,
+                self.config.sandbox.threads if threads is None else threads, conversion,
+            )  # fmt: skip
         return runner.run_kernel(
             library=library,
             symbol=abi.symbol(manifest, precision),

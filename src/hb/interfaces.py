@@ -139,6 +139,16 @@ def cpp_signature(c_signature: str) -> str:
     return "\n".join([*lines[:-1], f'extern "C" {prototype}'])
 
 
+def cuda_signature(c_signature: str) -> str:
+    """The host entry point a cuda submission defines: C++'s declaration (nvcc compiles C++),
+    after the lines saying that every pointer, the workspace too, is device memory."""
+    return (
+        "// CUDA: a host function called with device pointers (the workspace too); the kernels\n"
+        "// it launches are timed until the judge synchronizes the device after it returns\n"
+        + cpp_signature(c_signature)
+    )
+
+
 # -- Fortran ---------------------------------------------------------------------------------------
 
 
@@ -285,9 +295,11 @@ def python_signature(entry: Entry) -> str:
 
 def render(language: str, entry: Entry, c_signature: str) -> str:
     """The entry point as a submission in `language` implements it; `c_signature` is the C one
-    (typedefs, then the prototype), which C and CUDA show as it is."""
+    (typedefs, then the prototype), which C shows as it is."""
     if language == "cpp":
         return cpp_signature(c_signature)
+    if language == "cuda":
+        return cuda_signature(c_signature)
     if language == "fortran":
         return fortran_interface(entry)
     if language == "python":
@@ -301,7 +313,7 @@ def localized(
     """/requests/check's accepted answer (or a task's default one) with its `signature` in
     `language`: the single-node entry point over the answer's pointers (a sparse kernel's size
     arguments after its size symbols), or with a grid the MPI one."""
-    if language in ("c", "cuda") or not document.get("accepted") or not document.get("signature"):
+    if language == "c" or not document.get("accepted") or not document.get("signature"):
         return document
     if requests.startup.grid:
         from hb.distributed.grade import requested_casts

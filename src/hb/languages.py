@@ -6,7 +6,10 @@ from __future__ import annotations
 import ctypes.util
 import functools
 import importlib.util
+import os
+import re
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +29,9 @@ class CatalogLibrary:
 class Language:
     """How the judge builds one language: the compiler and its flags, the file the source is
     written to, whether the C prelude (hb_types.h) is included, and how the build is delivered:
-    `library` (a shared library whose entry point the box runner calls through ctypes) or
-    `python` (the source itself, whose function the in-box Python runner calls with numpy arrays).
+    `library` (a shared library whose entry point the box runner calls through ctypes),
+    `python` (the source itself, whose function the in-box Python runner calls with numpy arrays)
+    or `cuda` (a shared library whose host entry point hb.cudarunner calls with device pointers).
     `needs` says what to install when the compiler is missing; `mpi` whether the language builds
     with the generated MPI driver; `device` whether a grade needs a CUDA device."""
 
@@ -100,8 +104,10 @@ LANGUAGES: dict[str, Language] = {
         name="cuda",
         compiler="nvcc",
         source_name="submission.cu",
-        flags=("-O3", "-Xcompiler", "-fopenmp,-fPIC", "-shared"),
+        # The device's architecture is added where the host names it (device_arch_flags).
+        flags=("-O3", "-std=c++17", "-Xcompiler", "-fopenmp,-fPIC", "-shared"),
         needs="nvcc (the CUDA toolkit), cupy and a CUDA device",
+        delivery="cuda",
         device=True,
     ),
 }
@@ -139,13 +145,80 @@ def offered_libraries(language_name: str) -> list[str]:
 
 
 def compiler_path(language_name: str) -> str | None:
-    """The language's compiler on this host (nvcc also under $CUDA_HOME), or None."""
+    """The language's compiler on this host (nvcc: cuda_compiler), or None."""
     lang = language(language_name)
     if lang.device:
-        from hb.distributed.driver import nvcc_path
-
-        return nvcc_path()
+        return cuda_compiler()
     return shutil.which(lang.compiler)
+
+
+def cuda_compiler() -> str | None:
+    """nvcc: $CUDA_HOME/bin/nvcc or nvcc on PATH (hb.distributed.driver.nvcc_path), else the one
+    NVIDIA's nvidia-cuda-nvcc wheel installs in this environment (`pip install 'hb[cuda]'`)."""
+    from hb.distributed.driver import nvcc_path
+
+    return nvcc_path() or wheel_nvcc()
+
+
+def wheel_nvcc() -> str | None:
+    """The nvcc of NVIDIA's nvidia-cuda-nvcc wheel in this environment (nvidia/cu13/bin/nvcc; the
+    -cu12 wheels ship ptxas and NVVM but no nvcc), or None."""
+    spec = importlib.util.find_spec("nvidia")
+    roots = list(spec.submodule_search_locations or []) if spec is not None else []
+    for root in roots:
+        for candidate in sorted(Path(root).glob("cu*/bin/nvcc"), reverse=True):
+            return str(candidate)
+    return None
+
+
+def cuda_root() -> Path | None:
+    """The CUDA toolkit nvcc belongs to (its bin/ and include/ and lib/ beside each other): the
+    box reads it where it lies outside /usr and the judge's environment."""
+    nvcc = cuda_compiler()
+    return Path(nvcc).resolve().parent.parent if nvcc is not None else None
+
+
+def cuda_read_only() -> list[str]:
+    """What a box that builds or runs cuda reads besides /usr: the toolkit where it lies
+    elsewhere ($CUDA_HOME=/opt/...), and the directories of the judge's $LD_LIBRARY_PATH (where a
+    driver's libraries may live). The box leaves out what the judge's environment binds already."""
+    bound = ["/usr"]
+    root = cuda_root()
+    candidates = [str(root)] if root is not None else []
+    candidates += [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p]
+    found: list[str] = []
+    for path in candidates:
+        resolved = Path(path).resolve()
+        if resolved.is_dir() and not any(resolved.is_relative_to(b) for b in bound):
+            found.append(str(resolved))
+    return sorted(set(found))
+
+
+@functools.cache
+def device_arch_flags() -> tuple[str, ...]:
+    """nvcc's -arch for this host's first CUDA device (`nvidia-smi --query-gpu=compute_cap`), so
+    that a submission is compiled for the device that runs it; with no nvidia-smi, none (nvcc's
+    default architecture with its PTX, which the driver compiles for a newer device at load)."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return ()
+    try:
+        answer = subprocess.run(
+            [smi, "--query-gpu=compute_cap", "--format=csv,noheader"],
+            capture_output=True, text=True, check=False, timeout=30,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    first = answer.stdout.strip().splitlines()[:1]
+    if answer.returncode != 0 or not first or not re.fullmatch(r"\d+\.\d+", first[0].strip()):
+        return ()
+    return (f"-arch=sm_{first[0].strip().replace('.', '')}",)
+
+
+def compile_flags(lang: Language) -> tuple[str, ...]:
+    """The flags a submission in `lang` is built with: the language's, and for a device language
+    the host device's architecture."""
+    return (*lang.flags, *device_arch_flags()) if lang.device else lang.flags
 
 
 def compiler_available(language_name: str) -> bool:
@@ -159,7 +232,7 @@ def _python_modules_missing() -> tuple[str, ...]:
 
 def refusal(name: str) -> str | None:
     """Why this host cannot grade a submission in `name`, naming what would be needed, or None:
-    an unknown language, a compiler that is not installed, and for cuda no CUDA device."""
+    an unknown language, a compiler that is not installed, and for cuda no cupy or no device."""
     try:
         lang = language(name)
     except ValueError as error:
@@ -170,26 +243,85 @@ def refusal(name: str) -> str | None:
             return f"language {name!r} needs {lang.needs}; this host lacks {', '.join(missing)}"
         return None
     if not compiler_available(name):
+        where = " (a CUDA toolkit, or pip install 'hb[cuda]')" if lang.device else ""
         return (
-            f"language {name!r} needs {lang.needs}; {lang.compiler} is not installed on this host"
+            f"language {name!r} needs {lang.needs}; {lang.compiler} is not installed on this "
+            f"host{where}"
         )
     if lang.device:
-        return f"language {name!r} needs {lang.needs}; {_device_refusal()}"
+        missing_device = device_refusal()
+        if missing_device is not None:
+            return f"language {name!r} needs {lang.needs}; {missing_device}"
     return None
 
 
 @functools.cache
-def _device_refusal() -> str:
-    """Why a cuda grade cannot run here: what is missing of nvcc's toolchain, cupy (relayout's
-    device conversion kernels) and a CUDA device, or, with all of them, that this judge has no
-    device runner yet (the kernel launched on device arrays, conversions timed with CUDA events)."""
-    from hb.distributed.driver import device_toolchain_refusal
-
-    toolchain = device_toolchain_refusal()
-    if toolchain is not None:
-        return toolchain
+def device_refusal() -> str | None:
+    """Why a cuda grade cannot run here besides nvcc, or None: cupy (relayout's device
+    conversion kernels and the in-box runner's device arrays), a device node, the CUDA driver
+    (libcuda), and a driver whose CUDA major version is at least nvcc's (the runtime nvcc links
+    into a submission needs it). Nothing here starts CUDA in the judge's own process."""
     if importlib.util.find_spec("cupy") is None:
-        return "cupy (the device conversions' kernels) is not installed"
-    if not any(Path("/dev").glob("nvidia[0-9]*")):
+        return "cupy (the device conversions' kernels) is not installed (pip install 'hb[gpu]')"
+    nodes = device_nodes()
+    if not nodes:
         return "there is no CUDA device on this host (no /dev/nvidia*)"
-    return "this judge does not run device grades of a cuda submission yet"
+    if "/dev/nvidia-uvm" not in nodes:
+        return (
+            "/dev/nvidia-uvm is missing (the driver makes it when a CUDA program first runs on "
+            "the host, or `nvidia-modprobe -u -c=0`), and the box cannot make it"
+        )
+    if not _installed("cuda"):
+        return "the CUDA driver (libcuda) is not installed on this host"
+    driver, toolkit = driver_cuda_version(), nvcc_cuda_version()
+    if driver is not None and toolkit is not None and driver[0] < toolkit[0]:
+        return (
+            f"the CUDA driver runs CUDA {driver[0]}.{driver[1]} at most, and nvcc is CUDA "
+            f"{toolkit[0]}.{toolkit[1]}: what it builds would not start (a newer driver, or an "
+            f"nvcc of CUDA {driver[0]} first on PATH or under $CUDA_HOME)"
+        )
+    return None
+
+
+def driver_cuda_version() -> tuple[int, int] | None:
+    """The newest CUDA the installed driver runs (cuDriverGetVersion, which needs no cuInit and
+    makes no context), or None without a loadable libcuda."""
+    found = ctypes.util.find_library("cuda")
+    if found is None:
+        return None
+    try:
+        version = ctypes.c_int(0)
+        if ctypes.CDLL(found).cuDriverGetVersion(ctypes.byref(version)) != 0:
+            return None
+    except (OSError, AttributeError):
+        return None
+    return version.value // 1000, version.value % 1000 // 10
+
+
+def nvcc_cuda_version() -> tuple[int, int] | None:
+    """The CUDA release of the judge's nvcc (`nvcc --version`: "release 13.0"), or None."""
+    nvcc = cuda_compiler()
+    if nvcc is None:
+        return None
+    try:
+        answer = subprocess.run(
+            [nvcc, "--version"], capture_output=True, text=True, check=False, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r"release (\d+)\.(\d+)", answer.stdout)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def device_nodes() -> list[str]:
+    """The NVIDIA device nodes a cuda grade's box is given (and only a cuda grade's): what CUDA
+    needs to compute, the devices, nvidiactl, the unified-memory node and the MIG capability
+    nodes (not the profilers' nvidia-uvm-tools, nor the display's nvidia-modeset); [] without a
+    device."""
+    root = Path("/dev")
+    devices = sorted(str(p) for p in root.glob("nvidia[0-9]*"))
+    if not devices:
+        return []
+    extra = [root / "nvidiactl", root / "nvidia-uvm"]
+    capabilities = sorted((root / "nvidia-caps").glob("*"))
+    return devices + [str(p) for p in [*extra, *capabilities] if p.exists()]

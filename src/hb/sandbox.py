@@ -109,6 +109,9 @@ class Limits:
     cpus: str | None = None
     # Protections the setup demands: a box without one of them is refused.
     require: tuple[str, ...] = ()
+    # False for a cuda grade's box: the CUDA driver reserves address space far beyond the memory
+    # it uses, so RLIMIT_AS is left unset there and the cgroup's memory limit holds the box.
+    address_space_limit: bool = True
 
 
 @dataclass
@@ -732,6 +735,7 @@ class Box:
         threads: int = 0,
         read_only: Sequence[str | Path] = (),
         allow_syscalls: frozenset[str] = frozenset(),
+        devices: Sequence[str] = (),
     ) -> None:
         missing = missing_protections(limits)
         if missing:
@@ -744,6 +748,8 @@ class Box:
         self.read_only = [str(Path(p).resolve()) for p in read_only]
         # A profile box's extra system calls (PROFILE_SYSCALLS); a grade's box has none.
         self.allow_syscalls = allow_syscalls
+        # Device nodes bound into the box (a cuda grade's /dev/nvidia*); other boxes have none.
+        self.devices = list(devices)
         self.name = ""
         self.workdir = Path()
         self.uid: int | None = None
@@ -903,8 +909,16 @@ class Box:
             command += ["--proc", "/proc", "--dev", "/dev",
                         "--perms", "1777", "--size", scratch, "--tmpfs", "/tmp",
                         "--perms", "1777", "--size", scratch, "--tmpfs", "/dev/shm"]  # fmt: skip
+            for node in self.devices:
+                command += ["--dev-bind", node, node]
             made: set[str] = {"/", "/usr", "/etc", "/tmp", "/dev", "/proc"}
-            for path in [*_project_paths(), *self.read_only]:
+            project = _project_paths()
+            extra = [
+                path
+                for path in self.read_only
+                if not any(Path(path).is_relative_to(bound) for bound in project)
+            ]
+            for path in [*project, *extra]:
                 for parent in reversed(Path(path).parents):
                     if str(parent) not in made:
                         made.add(str(parent))
@@ -916,6 +930,12 @@ class Box:
                 command += ["--perms", "0755", "--dir", directory]
             for topology in ("/sys/devices/system/cpu", "/sys/devices/system/node"):
                 command += ["--ro-bind-try", topology, topology]
+            if self.devices:
+                # The PCI tree the CUDA driver reads its devices' topology from (read-only).
+                command += ["--perms", "0755", "--dir", "/sys/bus"]
+                buses = sorted(str(p) for p in Path("/sys/devices").glob("pci*"))
+                for pci in ["/sys/bus/pci", *buses]:
+                    command += ["--ro-bind-try", pci, pci]
             command += ["--bind", str(self.workdir), SANDBOX_WORKDIR, "--chdir", SANDBOX_WORKDIR]
             for key, value in child_env.items():
                 command += ["--setenv", key, value]
@@ -993,7 +1013,8 @@ class Box:
 
 def _apply_rlimits(limits: Limits) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s))
-    resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+    if limits.address_space_limit:
+        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits.fsize_bytes, limits.fsize_bytes))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if not _is_root():
@@ -1021,11 +1042,13 @@ def run_sandboxed(
     env: Mapping[str, str] | None = None,
     files: Mapping[str, bytes | str] | None = None,
     keep: Sequence[str] = (),
+    read_only: Sequence[str | Path] = (),
 ) -> tuple[SandboxResult, dict[str, bytes]]:
     """Run `argv` in a fresh box under `workdir` (the judge's directory of boxes), with `files`
-    written into its run directory first; returns how it ended and the files named in `keep`
-    that it left there (read before the box is torn down)."""
-    with Box(workdir, limits) as box:
+    written into its run directory first and `read_only` bound read-only (a compiler outside
+    /usr); returns how it ended and the files named in `keep` that it left there (read before
+    the box is torn down)."""
+    with Box(workdir, limits, read_only=read_only) as box:
         for name, data in (files or {}).items():
             box.write(name, data)
         result = box.run(argv, env)
