@@ -330,6 +330,42 @@ def command_fetch(arguments: argparse.Namespace) -> int:
     return status
 
 
+def command_history(arguments: argparse.Namespace) -> int:
+    import usis.curated
+    from usis.history import SERIES, HistoryError, history_document, read_series, write_history
+    from usis.sources.fetch import FetchError
+
+    status = 0
+    for model in arguments.model or sorted(SERIES):
+        series = SERIES[model]
+        try:
+            declared, read = read_series(series)
+        except (FetchError, HistoryError) as error:
+            print(f"usis history: {model}: {error}", file=sys.stderr)
+            status = 1
+            continue
+        corpus = load(model)
+        prefix = f"{model}:"
+        families = {
+            family.removeprefix(prefix): [member.removeprefix(prefix) for member in members]
+            for family, members in corpus.families().items()
+        }
+        document = history_document(
+            series,
+            declared,
+            read,
+            keep={key.removeprefix(prefix) for key in corpus},
+            families=families,
+        )
+        path = write_history(model, document, Path(usis.curated.__file__).parent)
+        print(
+            f"{model}: {len(document['since'])} dated, {len(document['undated'])} undated "
+            f"from {len(read)} wheels -> {path}",
+            file=sys.stderr,
+        )
+    return status
+
+
 def command_site(arguments: argparse.Namespace) -> int:
     from usis.site import SiteError, old_corpus, write_site
 
@@ -430,6 +466,14 @@ def parser() -> argparse.ArgumentParser:
     fetch = commands.add_parser("fetch", help="download and cache the pinned sources")
     fetch.add_argument("--model", action="append", choices=MODELS, help="repeatable; default all")
     fetch.set_defaults(run=command_fetch)
+
+    history = commands.add_parser(
+        "history", help="date the NVIDIA models' functions from a series of published wheels"
+    )
+    history.add_argument(
+        "--model", action="append", choices=("cuda", "nccl", "nvshmem"), help="repeatable"
+    )
+    history.set_defaults(run=command_history)
     return top
 
 

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import Any
 
-from usis.curated import cite, load
+from usis.curated import check_release_since, cite, header_since, load
 
 
 class ClassifyError(ValueError):
@@ -415,3 +415,31 @@ class EntryBuilder:
             "tool_integration": asdict(self.tool_integration),
             "relationships": asdict(self.relationships),
         }
+
+
+def apply_since(
+    name: str,
+    entry: dict[str, Any],
+    notes: Provenance,
+    release: tuple[str, str] | None,
+    origin: Callable[[str], str],
+) -> None:
+    """identity.since of one function of an NVIDIA model: the date its header history gives
+    (curated/<model>/header_history.yaml), else the release-note version `release`
+    ((since, source), cited by `origin(source)`), else null. Where both speak they must agree,
+    and a release-note version must not be newer than a wheel that already declares it."""
+    model = entry["identity"]["model"]
+    if release is not None:
+        conflict = check_release_since(model, name, release[0])
+        if conflict is not None:
+            raise ClassifyError(
+                f"{model}:{name}: curated since {release[0]} ({release[1]}) contradicts the "
+                f"header: {conflict}"
+            )
+    dated = header_since(model).get(name)
+    if dated is not None:
+        entry["identity"]["since"] = dated[0]
+        notes.curated("/identity/since", dated[1])
+    elif release is not None:
+        entry["identity"]["since"] = release[0]
+        notes.curated("/identity/since", origin(release[1]))

@@ -350,3 +350,33 @@ def test_supersedes_inversion_satisfies_its_rule(targets: list[int]) -> None:
 )
 def test_concretized_text_holds_no_family_token(text: str, pair: tuple[str, str]) -> None:
     assert "{T}" not in concretize_text(text, *pair)
+
+
+def test_a_family_type_with_its_own_version_gives_its_member_that_version() -> None:
+    def classify(extracted: dict[str, Any]) -> dict[str, Any]:
+        result = fixture_classify(extracted)
+        result["families"]["mpi:mpi_fixture_{T}_get"]["types"][1].update(
+            since="MPI-4.1", since_from="a later release added long long"
+        )
+        return result
+
+    built = run_model(pipeline(classify), {}, progress=silent).files
+    entries = json.loads(built["final-mpi-api.json"])["entries"]
+    assert entries["mpi:mpi_fixture_longlong_get"]["identity"]["since"] == "MPI-4.1"
+    # The other member keeps the family entry's version.
+    family_since = entries["mpi:mpi_fixture_{T}_get"]["identity"]["since"]
+    assert entries["mpi:mpi_fixture_int_get"]["identity"]["since"] == family_since
+    records = expand_provenance(json.loads(built["provenance-mpi.json"])["provenance"])
+    assert records["mpi:mpi_fixture_longlong_get"]["/identity/since"]["from"] == (
+        "a later release added long long"
+    )
+
+
+def test_a_family_type_version_without_its_origin_fails_assemble() -> None:
+    def classify(extracted: dict[str, Any]) -> dict[str, Any]:
+        result = fixture_classify(extracted)
+        result["families"]["mpi:mpi_fixture_{T}_get"]["types"][1]["since"] = "MPI-4.1"
+        return result
+
+    with pytest.raises(BuildError, match="no since_from"):
+        run_model(pipeline(classify), {}, progress=silent)

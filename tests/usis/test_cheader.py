@@ -12,6 +12,7 @@ from usis.cheader.declarations import (
     CPrototype,
     parse_declaration,
     read_prototypes,
+    read_template_prototypes,
     render_signature,
 )
 from usis.cheader.preprocessor import Preprocessor
@@ -202,3 +203,37 @@ def test_one_declaration_reads_as_written() -> None:
         ("long", "hints"),
     ]
     assert parse_declaration("typedef int shmem_flag_t", "spec") is None
+
+
+def test_cxx_alternative_operators_in_conditionals(tmp_path: Path) -> None:
+    header = (
+        "#if not defined HIDDEN\nint shown(void);\n#endif\n"
+        "#if defined A and not defined B\nint both(void);\n#endif\n"
+        "#if defined B or defined A\nint either(void);\n#endif\n"
+    )
+    assert [p["name"] for p in read(tmp_path, header, defines={"A": "1"})] == [
+        "shown",
+        "both",
+        "either",
+    ]
+    assert [p["name"] for p in read(tmp_path, header, defines={"HIDDEN": "1"})] == []
+
+
+def test_function_templates_read_with_their_parameter_list(tmp_path: Path) -> None:
+    (tmp_path / "api.h").write_text(
+        "namespace ns {\n"
+        "template <typename T, int N> __device__ int tile_copy(T src, T dst, int pe);\n"
+        "template <typename T> __device__ int tile_copy(T src, T dst);\n"
+        "int plain(void);\n"
+        "template <typename T> struct Box { T value; };\n"
+        "}\n"
+    )
+    preprocessor = Preprocessor(include_root=tmp_path, protected=["__device__"], emit=["api.h"])
+    found = read_template_prototypes(
+        preprocessor, "api.h", markers=["__device__"], name_pattern=r"tile_\w+"
+    )
+    assert [(template, p.name, len(p.parameters)) for template, p in found] == [
+        ("typename T, int N", "tile_copy", 3),
+        ("typename T", "tile_copy", 2),
+    ]
+    assert found[0][1].markers == ("__device__",)

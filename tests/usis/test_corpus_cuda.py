@@ -201,3 +201,19 @@ def test_rebuilding_from_the_cached_header_reproduces_the_shipped_entries() -> N
         shipped_entry = entries()[key]
         assert entry["bindings"] == shipped_entry["bindings"], key
         assert entry["execution"] == shipped_entry["execution"], key
+
+
+def test_graph_node_accessors_and_part_verbs_read_as_what_they_do() -> None:
+    from usis.classify.cuda import cuda_description
+
+    assert cuda_description("cudaGraphEventRecordNodeGetEvent") == (
+        "Reports event of the graph event record node."
+    )
+    assert cuda_description("cudaGraphDestroyNode") == "Destroys a node of the graph."
+    assert cuda_description("cudaGraphReleaseUserObject") == (
+        "Releases a user object reference held by the graph."
+    )
+    assert cuda_description("cudaIpcGetMemHandle") == "Reports an interprocess memory handle."
+    assert cuda_description("cudaHostAlloc") == "Allocates host memory."
+    assert cuda_description("cudaStreamIsCapturing") == "Reports whether the stream is capturing."
+    assert cuda_description("cudaGraphDestroy") == "Destroys the graph."

@@ -73,7 +73,8 @@ def test_one_sided_and_collective_calls_work_on_the_symmetric_heap() -> None:
             assert semantics["memory"]["symmetric_heap"] is True, key
         if semantics["one_sided"] and semantics["one_sided"]["operation"] == "put":
             assert semantics["memory"]["remote_completion"] == "after_quiet", key
-            dest = next(p for p in entry["parameters"] if p["name"] == "dest")
+            # The C routines name it dest, the tile templates dst.
+            dest = next(p for p in entry["parameters"] if p["name"] in ("dest", "dst"))
             assert dest["memory_space"] == "symmetric_heap", key
 
 
@@ -194,3 +195,99 @@ def test_rebuilding_from_the_cached_headers_reproduces_the_shipped_entries() -> 
     for key, entry in classified["entries"].items():
         assert entry["execution"] == entries()[key]["execution"], key
         assert entry["bindings"] == entries()[key]["bindings"], key
+
+
+def tiles() -> dict[str, Any]:
+    return {key: entry for key, entry in entries().items() if key.startswith("nvshmem:tile_")}
+
+
+def test_the_tile_templates_are_keyed_by_name_and_bound_only_in_cxx() -> None:
+    found = tiles()
+    # Seven operations (three allreduces, three rooted reduces, allgather, broadcast, put, get,
+    # collective_wait), each at thread, warp, warpgroup and block scope.
+    assert len(found) == 44
+    for key, entry in found.items():
+        name = key.partition(":")[2]
+        assert entry["identity"]["name"] == name
+        assert entry["bindings"]["c"] == {
+            "expressible": False,
+            "header": "nvshmemx.h",
+            "signature": None,
+        }, key
+        assert entry["bindings"]["cpp"] == {
+            "expressible": True,
+            "class_method": f"nvshmemx::{name}",
+        }, key
+        for parameter in entry["parameters"]:
+            assert parameter["parameter_bindings"] == ["cpp"], key
+            assert parameter["binding_type"]["c"] is None and parameter["binding_type"]["cpp"]
+        assert entry["execution"]["launch"] == "gpu", key
+        assert "template argument algo" in entry["identity"]["desc"], key
+
+
+def test_tile_collectives_are_started_here_and_completed_by_the_wait() -> None:
+    allreduce = entries()["nvshmem:tile_sum_reduce_block"]
+    assert allreduce["semantics"]["collective"]["type"] == "allreduce"
+    assert allreduce["execution"]["gpu_scope"] == "block"
+    assert (allreduce["execution"]["blocking"], allreduce["execution"]["procedure_class"]) == (
+        False,
+        "nb-op",
+    )
+    assert allreduce["semantics"]["memory"]["local_completion"] == "after_wait"
+    assert [p["name"] for p in allreduce["parameters"]] == [
+        "team",
+        "src",
+        "dst",
+        "start_coord",
+        "boundary",
+        "root",
+        "flag",
+    ]
+    rooted = entries()["nvshmem:tile_max_rooted_reduce"]["semantics"]["collective"]
+    assert (rooted["type"], rooted["root_involved"]) == ("reduce", True)
+    wait = entries()["nvshmem:tile_collective_wait_warp"]
+    assert wait["identity"]["api_group"] == "synchronization"
+    assert wait["execution"]["collective"] and wait["execution"]["blocking"]
+    put = entries()["nvshmem:tile_put_warpgroup"]
+    assert put["semantics"]["one_sided"]["operation"] == "put"
+    assert put["execution"]["gpu_scope"] is None  # warpgroup: no value of the enum fits
+    assert put["identity"]["since"] == "NVSHMEM-3.5"
+    assert entries()["nvshmem:tile_allgather"]["identity"]["since"] == "NVSHMEM-3.3"
+
+
+def test_the_tile_records_come_from_the_cached_header() -> None:
+    source = cached_source_or_skip("nvidia-nvshmem-cu12", "nvshmem")
+    from usis.cheader.declarations import find_include_dir
+
+    include = find_include_dir(source, extract_nvshmem.NVSHMEM_INCLUDE_DIR, "nvshmem.h")
+    records = {record["name"]: record for record in extract_nvshmem.tile_records(include)}
+    assert set(records) == {key.partition(":")[2] for key in tiles()}
+    assert records["tile_sum_reduce"]["overloads"] == [
+        ["team", "src", "dst", "start_coord", "boundary", "flag"],
+        ["team", "src", "dst", "start_coord", "boundary", "root", "flag"],
+    ]
+    assert records["tile_put"]["template"].endswith("nvshmemx::tile_algo_t algo")
+
+
+def test_no_placeholder_survives_outside_a_family_entry() -> None:
+    # A sized routine shipped on its own (nvshmem_get128) names its width, never `{T}`.
+    leftovers = [k for k, e in entries().items() if "{T}" not in k and "{T}" in json.dumps(e)]
+    assert leftovers == []
+    assert "128-bit elements" in entries()["nvshmem:nvshmem_get128"]["identity"]["desc"]
+
+
+def test_the_launch_with_attributes_reads_its_kernel_arguments() -> None:
+    for key in ("nvshmem:nvshmemx_collective_launch", "nvshmem:nvshmemx_collective_launch_attr"):
+        args = next(p for p in entries()[key]["parameters"] if p["name"] == "args")
+        assert args["direction"] == "in", key
+
+
+def test_a_family_member_of_a_later_type_does_not_take_the_family_s_version() -> None:
+    # NVSHMEM 1.0's typed RMA had the 23 standard RMA types, not half or bfloat16.
+    assert entries()["nvshmem:nvshmem_{T}_put"]["identity"]["since"] is None
+    assert entries()["nvshmem:nvshmem_int_put"]["identity"]["since"] == "NVSHMEM-1.0"
+    assert entries()["nvshmem:nvshmem_uint64_get_nbi"]["identity"]["since"] == "NVSHMEM-1.0"
+    assert entries()["nvshmem:nvshmem_half_put"]["identity"]["since"] is None
+    assert entries()["nvshmem:nvshmem_bfloat16_g"]["identity"]["since"] is None
+    record = shipped_provenance("nvshmem")["nvshmem:nvshmem_half_put"]["/identity/since"]
+    assert "has no half" in record["from"]

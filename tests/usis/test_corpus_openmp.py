@@ -210,3 +210,51 @@ def test_a_rebuild_from_the_cached_headers_equals_the_shipped_corpus() -> None:
     assert not isinstance(pipeline, str)
     built = run_model(pipeline, paths, progress=lambda line: None)
     assert json.loads(built.files["final-openmp-api.json"]) == shipped("openmp", "final")
+
+
+SPECIFIED = {
+    "openmp:omp_get_device_from_uid": ("int omp_get_device_from_uid(const char *uid)", "§24.7"),
+    "openmp:omp_get_uid_from_device": (
+        "const char *omp_get_uid_from_device(int device_num)",
+        "§24.8",
+    ),
+    "openmp:omp_is_free_agent": ("int omp_is_free_agent(void)", "§23.1.4"),
+}
+
+
+@pytest.mark.parametrize("key", sorted(SPECIFIED))
+def test_routines_no_pinned_header_declares_come_from_the_specification(key: str) -> None:
+    signature, section = SPECIFIED[key]
+    entry = entries()[key]
+    assert entry["bindings"]["c"] == {
+        "expressible": True,
+        "header": "omp.h",
+        "signature": signature,
+    }
+    assert entry["identity"]["since"] == "OpenMP-6.0"
+    assert section in declared_by(key) and "No pinned omp.h declares it" in declared_by(key)
+    record = shipped_provenance("openmp")[key]["/bindings/c/signature"]
+    assert record["method"] == "curated" and f"OpenMP 6.0 {section}" in record["from"]
+
+
+def test_the_specified_routines_read_as_the_specification_defines_them() -> None:
+    from_uid = entries()["openmp:omp_get_device_from_uid"]
+    assert (from_uid["return"]["kind"], from_uid["return"]["value_kind"]) == ("value", "DEVICE")
+    assert [(p["name"], p["kind"], p["direction"]) for p in from_uid["parameters"]] == [
+        ("uid", "STRING", "in")
+    ]
+    assert entries()["openmp:omp_is_free_agent"]["return"]["kind"] == "bool"
+    # The device information routines are unspecified inside a target region.
+    assert entries()["openmp:omp_get_uid_from_device"]["execution"]["launch"] == "cpu"
+
+
+def test_a_specified_routine_a_pinned_header_declares_fails_the_build() -> None:
+    declared = {
+        "name": "omp_is_free_agent",
+        "declared_by": {
+            "libomp-21": {"return_type": "int", "parameters": [], "line": 1, "attributes": []}
+        },
+    }
+    extracted = {"model": "openmp", "sources": [], "records": [declared]}
+    with pytest.raises(classify_openmp.ClassifyError, match="now declares"):
+        classify_openmp.classify(extracted)

@@ -24,8 +24,9 @@ STAGE_HOMES = {
     "provenance": "usis.provenance",
     "split": "usis.split",
 }
-# What runs or serves the stages, and may therefore import any of them.
-ORCHESTRATORS = {"usis", "usis.build", "usis.cli", "usis.api", "usis.site"}
+# What runs or serves the stages (usis.history runs old wheels through the extracts), and may
+# therefore import any of them.
+ORCHESTRATORS = {"usis", "usis.build", "usis.cli", "usis.api", "usis.site", "usis.history"}
 
 
 def module_name(path: Path) -> str:

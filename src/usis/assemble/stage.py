@@ -35,6 +35,26 @@ def family_types(record: Mapping[str, Any], family_key: str) -> list[tuple[str, 
     return pairs
 
 
+def member_versions(
+    record: Mapping[str, Any], family_key: str
+) -> dict[str, tuple[str | None, dict[str, str]]]:
+    """{name suffix: (identity.since, its provenance record)} for the types of a families record
+    that carry their own `since` (with `since_from`, the origin): the members whose version
+    differs from the family entry's, which then holds none."""
+    found: dict[str, tuple[str | None, dict[str, str]]] = {}
+    for item in record.get("types", []):
+        if isinstance(item, Mapping) and "since" in item:
+            if "since_from" not in item:
+                raise AssembleError(
+                    f"families[{family_key}]: type {item['name']!r} has no since_from"
+                )
+            found[str(item["name"])] = (
+                item["since"],
+                {"stage": "classify", "method": "curated", "from": str(item["since_from"])},
+            )
+    return found
+
+
 def concretize_text(text: str, suffix: str, c_type: str) -> str:
     """Replace each `{T}`: inside an identifier (`shmem_{T}_put`) or after `type:` by the name
     suffix, elsewhere (a C type position such as `const {T} *src`) by the C type."""
@@ -76,6 +96,7 @@ def concretize_families(
         family = entries[family_key]
         pairs = family_types(families[family_key], family_key)
         family["identity"]["type_family"] = [suffix for suffix, _ in pairs]
+        versions = member_versions(families[family_key], family_key)
         for suffix, c_type in pairs:
             member_key = concretize_text(family_key, suffix, c_type)
             if member_key in entries:
@@ -84,6 +105,9 @@ def concretize_families(
             member["identity"]["type_family"] = None
             entries[member_key] = member
             records = copy.deepcopy(provenance.get(family_key, {}))
+            if suffix in versions:
+                # A type the family gained in a later release than its other types.
+                member["identity"]["since"], records["/identity/since"] = versions[suffix]
             records["/identity/name"] = {
                 "stage": "assemble",
                 "method": "rule",

@@ -338,6 +338,45 @@ def read_prototypes(
     return prototypes
 
 
+def split_template(statement: Statement) -> tuple[str, Statement] | None:
+    """A C++ function template's parameter list (`typename T, int N`) and the declaration it
+    introduces, or None for a statement that is not `template <...> ...`."""
+    tokens = list(statement.tokens)
+    if len(tokens) < 3 or tokens[0].text != "template" or tokens[1].text != "<":
+        return None
+    depth = 0
+    for index, token in enumerate(tokens[1:], start=1):
+        depth += {"<": 1, ">": -1, ">>": -2}.get(token.text, 0)
+        if depth == 0:
+            rest = tuple(tokens[index + 1 :])
+            return render(tokens[2:index]), Statement(
+                statement.file, statement.line, rest, statement.has_body
+            )
+    return None
+
+
+def read_template_prototypes(
+    preprocessor: Preprocessor,
+    headers: str | tuple[str, ...],
+    *,
+    markers: Iterable[str],
+    name_pattern: str,
+) -> list[tuple[str, CPrototype]]:
+    """(template parameter list, prototype) of every function template declared or defined in
+    the emitted files whose name matches the pattern."""
+    marker_set = frozenset(markers)
+    found: list[tuple[str, CPrototype]] = []
+    names = (headers,) if isinstance(headers, str) else headers
+    for statement in split_statements(preprocessor.run(*names)):
+        split = split_template(statement)
+        if split is None:
+            continue
+        prototype = parse_prototype(split[1], marker_set)
+        if prototype is not None and re.fullmatch(name_pattern, prototype.name):
+            found.append((split[0], prototype))
+    return found
+
+
 def find_include_dir(root: Path, relative: str, marker: str) -> Path:
     """The include directory inside an unpacked wheel (or `root` itself if it is that directory)."""
     for candidate in (root / relative, root):

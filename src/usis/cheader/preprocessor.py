@@ -19,6 +19,10 @@ from usis.cheader.tokens import (
     tokenize,
 )
 
+# The alternative operator spellings C++ reserves (and C has as <iso646.h> macros) that vendor
+# headers write in #if lines, as the Python text that evaluates them.
+ALTERNATIVE_OPERATORS = {"not": " not ", "and": " and ", "or": " or "}
+
 
 class Conditionals:
     """The #if nesting of one file: whether the text at the current line is compiled.
@@ -368,7 +372,10 @@ class Preprocessor:
         tokens = self.table.expand(tokenize(expression, 0, where), where)
         pieces: list[str] = []
         for token in tokens:
-            if token.kind == "ident":
+            if token.kind == "ident" and token.text in ALTERNATIVE_OPERATORS:
+                # C++'s alternative spellings (`#if not defined __CUDACC_RTC__` in NVSHMEM 3.1).
+                pieces.append(ALTERNATIVE_OPERATORS[token.text])
+            elif token.kind == "ident":
                 pieces.append("0")
             elif token.kind == "number":
                 pieces.append(re.sub(r"[uUlL]+$", "", token.text))

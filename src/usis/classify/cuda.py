@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 from usis.cheader.declarations import render_signature
-from usis.curated import cite, load
+from usis.curated import check_release_since, cite, load
 from usis.entry_builder import (
     ClassifyError,
     EntryBuilder,
@@ -23,6 +23,7 @@ from usis.entry_builder import (
     ParameterFacts,
     Provenance,
     ToolIntegration,
+    apply_since,
     c_bindings,
     c_return,
     context_dependency,
@@ -92,7 +93,7 @@ VERB_PHRASES = {
     "upload": "Uploads {object} to its device",
     "export": "Exports {object}{rest_with}",
     "import": "Imports {object}{rest_with}",
-    "elapsed": "Reports the elapsed time between {object}",
+    "elapsed": "Reports the elapsed time in milliseconds between two recorded events",
     "is": "Reports whether {object}{rest_with}",
     "can": "Reports whether {object} can {rest}",
     "choose": "Chooses {object}{rest_with}",
@@ -119,6 +120,20 @@ VERB_PHRASES = {
     "enumerate": "Lists {rest} of {object}",
     "exchange": "Exchanges {rest} of {object}",
 }
+# Verbs that act on a part of their object when the name gives one (cudaGraphDestroyNode,
+# cudaCtxResetPersistingL2Cache).
+PART_PHRASES = {
+    "destroy": "Destroys a {rest} of {object}",
+    "reset": "Resets the {rest} of {object}",
+    # cudaGraphRetainUserObject / cudaGraphReleaseUserObject: a user object's reference held by
+    # a graph, not the graph.
+    "retain": "Retains a {rest} reference in {object}",
+    "release": "Releases a {rest} reference held by {object}",
+    "wait": "Makes {object} wait for an {rest}",
+    "is": "Reports whether {object} is {rest}",
+}
+# Objects whose name alone reads wrong after a verb: cudaHostAlloc allocates host memory.
+OBJECT_PHRASES: dict[tuple[str, ...], str] = {("host",): "host memory"}
 # The verb alone, for names whose object follows it (cudaGetTextureObjectResourceDesc).
 SIMPLE_VERBS = {
     "get": "Reports",
@@ -136,6 +151,8 @@ SIMPLE_VERBS = {
     "free": "Frees",
     "alloc": "Allocates",
     "init": "Initializes",
+    "open": "Opens",
+    "close": "Closes",
 }
 
 
@@ -147,6 +164,7 @@ SPELLED_OUT = {
     "exec": "executable",
     "attr": "attribute",
     "ipc": "interprocess",
+    "ctx": "context",
 }
 # What a free acts on when the name gives no object (cudaFree) or only the kind of memory
 # (cudaFreeHost).
@@ -172,10 +190,18 @@ def name_sentence(name: str) -> str:
     words = [SPELLED_OUT.get(word, word) for word in words_of(name.removeprefix("cuda"))]
     if words[0] == "occupancy":
         return f"Computes an occupancy figure for a kernel: the {' '.join(words[1:])}."
+    # A graph node accessor names its node kind before the verb (cudaGraphEventRecordNodeGetEvent
+    # gets the event of an event-record node): the verb is the word after `node`.
+    after_node = next(
+        (i + 1 for i, w in enumerate(words[:-1]) if w == "node" and words[i + 1] in VERB_PHRASES),
+        None,
+    )
     for index, word in enumerate(words):
         # memcpy/memset/malloc are verbs only at the start (cudaMemcpyAsync); elsewhere they
         # name an object (cudaGraphMemcpyNodeSetParams).
         if word in ("memcpy", "memset", "malloc") and index > 0:
+            continue
+        if after_node is not None and index != after_node:
             continue
         if word in VERB_PHRASES:
             verb = word
@@ -195,7 +221,17 @@ def name_sentence(name: str) -> str:
     if not object_words and rest_words and verb in SIMPLE_VERBS:
         # cudaCreateTextureObject: the words after the verb are its object.
         return f"{SIMPLE_VERBS[verb]} the {' '.join(rest_words)}."
-    the_object = ("the " + " ".join(object_words)) if object_words else "the current device"
+    if object_words == ["interprocess"] and rest_words:
+        # cudaIpcGetMemHandle: an interprocess memory handle.
+        verb_phrase = SIMPLE_VERBS.get(verb) or VERB_PHRASES[verb].split()[0]
+        return f"{verb_phrase} an interprocess {' '.join(rest_words)}."
+    the_object = OBJECT_PHRASES.get(tuple(object_words)) or (
+        ("the " + " ".join(object_words)) if object_words else "the current device"
+    )
+    if verb in PART_PHRASES and object_words and rest_words:
+        # cudaGraphDestroyNode destroys a node of a graph, not the graph.
+        sentence = PART_PHRASES[verb].format(object=the_object, rest=" ".join(rest_words))
+        return sentence + "."
     rest = " ".join(rest_words) if rest_words else "the settings"
     rest_with = (" (" + " ".join(rest_words) + ")") if rest_words else ""
     sentence = VERB_PHRASES[verb].format(object=the_object, rest=rest, rest_with=rest_with)
@@ -588,6 +624,15 @@ def apply_overrides(
         return
     source = curated["source"]
     for pointer, value in curated.get("set", {}).items():
+        conflict = (
+            check_release_since(model, key.partition(":")[2], value)
+            if pointer == "/identity/since"
+            else None
+        )
+        if conflict is not None:
+            raise ClassifyError(
+                f"{key}: curated/{model}/entries.yaml sets since {value}, but {conflict}"
+            )
         target: Any = entry
         parts = [
             part.replace("~1", "/").replace("~0", "~") for part in pointer.strip("/").split("/")
@@ -619,11 +664,9 @@ def since_versions() -> Mapping[str, tuple[str, str]]:
     return found
 
 
-def apply_since(name: str, entry: dict[str, Any], notes: Provenance) -> None:
-    since = since_versions().get(name)
-    if since is not None:
-        entry["identity"]["since"] = since[0]
-        notes.curated("/identity/since", cite(f"{MODEL}/versions.yaml", f"{name} ({since[1]})"))
+def release_note(name: str, source: str) -> str:
+    """The provenance origin of a release-note version of curated/cuda/versions.yaml."""
+    return cite(f"{MODEL}/versions.yaml", f"{name} ({source})")
 
 
 def link_records(
@@ -662,7 +705,13 @@ def classify(extracted: dict[str, Any]) -> dict[str, Any]:
     for record in extracted["records"]:
         key = f"{MODEL}:{record['name']}"
         entry, notes = classify_cuda_record(record)
-        apply_since(record["name"], entry, notes)
+        apply_since(
+            record["name"],
+            entry,
+            notes,
+            since_versions().get(record["name"]),
+            partial(release_note, record["name"]),
+        )
         entries[key] = entry
         notes_of[key] = notes
     link_records(extracted["records"], entries, notes_of)

@@ -21,6 +21,7 @@ from usis.entry_builder import (
     ParameterFacts,
     Provenance,
     ToolIntegration,
+    apply_since,
     c_bindings,
     c_return,
     context_dependency,
@@ -499,10 +500,13 @@ def apply_versions(
 ) -> None:
     """identity.since and the deprecation of one function from curated/nccl/versions.yaml; a
     header comment saying "(deprecated)" must have its curated deprecation."""
-    since = since_versions().get(name)
-    if since is not None:
-        entry["identity"]["since"] = since[0]
-        notes.curated("/identity/since", cite(f"{MODEL}/versions.yaml", f"{name} ({since[1]})"))
+    apply_since(
+        name,
+        entry,
+        notes,
+        since_versions().get(name),
+        lambda source: cite(f"{MODEL}/versions.yaml", f"{name} ({source})"),
+    )
     deprecation = version_table()["deprecated"].get(name)
     if deprecated_comment and deprecation is None:
         raise ClassifyError(

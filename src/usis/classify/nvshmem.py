@@ -19,7 +19,7 @@ from functools import cache
 from typing import Any
 
 from usis.cheader.declarations import render_signature
-from usis.curated import cite, load
+from usis.curated import cite, header_since, load
 from usis.entry_builder import (
     ClassifyError,
     EntryBuilder,
@@ -27,6 +27,8 @@ from usis.entry_builder import (
     ParameterFacts,
     Provenance,
     ToolIntegration,
+    apply_since,
+    binding_type,
     c_bindings,
     c_return,
     context_dependency,
@@ -39,6 +41,7 @@ from usis.entry_builder import (
     memory,
     note_declared_parameter,
     note_direction,
+    returns,
 )
 from usis.formal.shapes import ShapeError, curated_bindings
 
@@ -101,6 +104,9 @@ COLLECTIVE_TYPES = {
     # nvshmemx_double2_maxloc_reduce_block: an allreduce whose operator (maxloc) is its name.
     "maxloc_reduce": ("allreduce", False, "all_to_all"),
     "reducescatter": ("reduce_scatter", False, "all_to_all"),
+    # The tile API's collectives (tile_{op}_rooted_reduce, tile_allgather).
+    "rooted_reduce": ("reduce", True, "all_to_one"),
+    "allgather": ("allgather", False, "all_to_all"),
 }
 BARRIERS = {"barrier", "barrier_all", "sync", "sync_all", "team_sync"}
 WAITS = re.compile(r"^(wait_until|test)(_all|_any|_some)?(_vector)?$")
@@ -157,15 +163,16 @@ def team_names() -> frozenset[str]:
     return frozenset(load("shmem/parameters.yaml")["team_handles"]["names"])
 
 
-def phrase(operation: Operation, typed: bool) -> str:
+def phrase(operation: Operation, typed: bool, bits: str | None = None) -> str:
     if operation.bytes_form:
         return "bytes"
     if operation.sized:
-        return f"{PLACEHOLDER}-bit elements"
+        # A sized routine shipped on its own (nvshmem_get128) names its width; a family, {T}.
+        return f"{PLACEHOLDER if typed or bits is None else bits}-bit elements"
     return f"{PLACEHOLDER} elements" if typed else "elements"
 
 
-def describe(operation: Operation, typed: bool) -> tuple[str, str]:
+def describe(operation: Operation, typed: bool, bits: str | None = None) -> tuple[str, str]:
     """A one-sentence description from the curated operation phrases, and its origin."""
     table = descriptions()["operations"]
     item = table.get(operation.key)
@@ -175,7 +182,7 @@ def describe(operation: Operation, typed: bool) -> tuple[str, str]:
             "curated/nvshmem/operations.yaml; add one"
         )
     sentence = item["desc"].format(
-        things=phrase(operation, typed), op=operation.reduction or "", T=PLACEHOLDER
+        things=phrase(operation, typed, bits), op=operation.reduction or "", T=PLACEHOLDER
     )
     if operation.nbi:
         sentence = (
@@ -470,6 +477,13 @@ def classify_operation(
             semantics,
             "point-to-point-sync",
         )
+    if key == "collective_wait":
+        # tile_collective_wait completes the tile collectives the PE started on the team; for
+        # the push algorithms it synchronizes the team, so every PE of it calls it.
+        semantics["memory"] = memory(
+            "after_return", None, "after_return", fence="both", symmetric_heap=True
+        )
+        return "synchronization", run(True, True, "both", "c", "b-op"), semantics, "tile-wait"
     if key in ALLOCATIONS:
         semantics["memory"] = memory("after_return", None, "after_return", symmetric_heap=True)
         return (
@@ -687,7 +701,7 @@ def build(
     )
     notes.rule("/semantics", rule_id)
     notes.rule("/identity/api_group", rule_id)
-    desc, origin = describe(operation, typed)
+    desc, origin = describe(operation, typed, primary["family_type"] if operation.sized else None)
     notes.curated("/identity/desc", origin)
     declared_parameters = (
         [{**p, "type": t} for p, t in zip(primary["parameters"], template[1], strict=True)]
@@ -783,10 +797,13 @@ def build(
         bits,
         atomic["operation"] if atomic else None,
     )
-    since = since_of(entry_name)
-    if since is not None:
-        entry["identity"]["since"] = since[0]
-        notes.curated("/identity/since", cite(f"{MODEL}/versions.yaml", since[1]))
+    apply_since(
+        entry_name,
+        entry,
+        notes,
+        since_of(entry_name),
+        lambda source: cite(f"{MODEL}/versions.yaml", source),
+    )
     formal = None
     if assignment is not None:
         formal = assignment[0]
@@ -797,12 +814,23 @@ def build(
     family = None
     if template:
         # The toolkit's families record: each type's name suffix and the C type `{T}` stands for
-        # in type positions (for a sized family, the bit width that the description reads).
+        # in type positions (for a sized family, the bit width that the description reads), and
+        # a member's own version where the family's is not true of it (the family then has none).
+        versions = member_versions(entry_name, members, entry["identity"]["since"])
+        if versions and entry["identity"]["since"] is not None:
+            # The family's version holds for the members not listed: they keep it, by name.
+            shared = (entry["identity"]["since"], notes.records["/identity/since"]["from"])
+            for m in members:
+                versions.setdefault(str(m["family_type"]), shared)
+        if versions:
+            entry["identity"]["since"] = None
+            notes.records.pop("/identity/since", None)
         family = {
             "types": [
                 {
                     "name": m["family_type"],
                     "c_type": m["family_type"] if operation.sized else m["family_c_type"],
+                    **member_version_item(versions.get(str(m["family_type"]))),
                 }
                 for m in members
             ]
@@ -811,17 +839,63 @@ def build(
 
 
 @cache
-def version_rules() -> tuple[tuple[re.Pattern[str], str, str], ...]:
+def version_rules() -> tuple[tuple[re.Pattern[str], str, str, frozenset[str] | None], ...]:
     document: Mapping[str, Any] = load(f"{MODEL}/versions.yaml")
     return tuple(
-        (re.compile(rule["match"]), rule["since"], rule["source"]) for rule in document["rules"]
+        (
+            re.compile(rule["match"]),
+            rule["since"],
+            rule["source"],
+            frozenset(rule["types"]) if "types" in rule else None,
+        )
+        for rule in document["rules"]
     )
+
+
+def release_types(entry_name: str) -> frozenset[str] | None:
+    """The types the release of the first matching rule had (`types`), None where it says none."""
+    for pattern, _, _, types in version_rules():
+        if pattern.search(entry_name):
+            return types
+    return None
+
+
+def member_version_item(version: tuple[str | None, str] | None) -> dict[str, Any]:
+    """The `since` and `since_from` of one type of a families record, or nothing."""
+    return {} if version is None else {"since": version[0], "since_from": version[1]}
+
+
+def member_versions(
+    entry_name: str, members: Sequence[Mapping[str, Any]], family_since: str | None
+) -> dict[str, tuple[str | None, str]]:
+    """{type name: (since, origin)} for the members of a family whose version is not the family
+    entry's: a member the header history dates on its own (nvshmem_half_atomic_fetch, 3.7), or
+    one whose type the release a rule names did not have (the RMA types of NVSHMEM 1.0 lack
+    half and bfloat16). Empty when every member shares the family's version."""
+    dated = header_since(MODEL)
+    types = release_types(entry_name)
+    versions: dict[str, tuple[str | None, str]] = {}
+    for member in members:
+        type_name = str(member["family_type"])
+        if member["name"] in dated:
+            versions[type_name] = dated[member["name"]]
+        elif types is not None and type_name not in types and entry_name not in dated:
+            versions[type_name] = (
+                None,
+                cite(
+                    f"{MODEL}/versions.yaml",
+                    f"{entry_name}: the release's type list has no {type_name}",
+                ),
+            )
+    if all(since == family_since for since, _ in versions.values()):
+        return {}
+    return versions
 
 
 def since_of(entry_name: str) -> tuple[str, str] | None:
     """(identity.since, source note) of the first rule of curated/nvshmem/versions.yaml that
     matches the entry name, or None where no release is pinned."""
-    for pattern, since, source in version_rules():
+    for pattern, since, source, _ in version_rules():
         if pattern.search(entry_name):
             return since, f"{entry_name} ({source})"
     return None
@@ -866,6 +940,180 @@ def link_variants(entries: dict[str, dict[str, Any]], notes: dict[str, Provenanc
                 notes[f"{MODEL}:{host_name}"].rule("/relationships/variants/gpu", "host-gpu-pair")
 
 
+# ---------------------------------------------------------------------------------------------
+# The tile API
+
+TILE_OPERATION = re.compile(
+    r"^tile_(?:(?P<op>sum|max|min)_(?P<reduce>reduce|rooted_reduce)|(?P<key>allgather|broadcast|put|get|collective_wait))$"
+)
+
+
+@cache
+def tile_facts() -> Mapping[str, Any]:
+    document: Mapping[str, Any] = load(f"{MODEL}/tile.yaml")
+    return document
+
+
+def tile_operation(name: str) -> Operation:
+    """The operation and scope of a tile template's name (`tile_sum_reduce_block`)."""
+    scope_match = SCOPE_SUFFIX.search(name)
+    base = name[: scope_match.start()] if scope_match else name
+    match = TILE_OPERATION.match(base)
+    if match is None:
+        raise ClassifyError(
+            f"nvshmem:{name}: a tile template the classifier does not know; add its operation "
+            "to classify/nvshmem.py and curated/nvshmem/tile.yaml"
+        )
+    key = match.group("reduce") or match.group("key")
+    return Operation(
+        key=key,
+        reduction=match.group("op"),
+        scope=scope_match.group(1) if scope_match else None,
+        on_stream=False,
+        nbi=key in ("put", "get"),
+        queue_pair=False,
+        sized=False,
+        bytes_form=False,
+    )
+
+
+def tile_parameter(operation: Operation, declared: Mapping[str, Any]) -> ParameterFacts:
+    """What a tile template's argument is: a tensor (src, dst), a tile coordinate tuple, the
+    team, a PE, or the flag the definitions require to be zero."""
+    name = declared["name"]
+    collective = operation.key in COLLECTIVE_TYPES
+    if name in ("src", "dst"):
+        remote = (operation.key == "put" and name == "dst") or (
+            operation.key == "get" and name == "src"
+        )
+        return ParameterFacts(
+            "BUFFER",
+            "in" if name == "src" else "out",
+            "the source tensor" if name == "src" else "the destination tensor",
+            memory_space="symmetric_heap" if remote or collective else "device",
+            asynchronous=True,
+        )
+    if name == "start_coord":
+        return ParameterFacts("INDEX_ARRAY", "in", "the coordinates where the tile starts")
+    if name == "boundary":
+        return ParameterFacts("INDEX_ARRAY", "in", "the coordinates that bound the tile")
+    if name == "team":
+        return ParameterFacts("TEAM", "in", "the team")
+    if name == "pe":
+        return ParameterFacts(
+            "RANK", "in", "the PE number", value_range="0 <= value < number of PEs"
+        )
+    if name == "root":
+        return ParameterFacts(
+            "RANK",
+            "in",
+            "the PE of the team that performs the two-shot algorithm's reduction",
+            value_range="a PE of team, or -1 (what the overload without root passes)",
+        )
+    if name == "flag":
+        return ParameterFacts(
+            None,
+            "in",
+            "reserved",
+            value_range="0 (a nonzero flag returns NVSHMEMX_ERROR_INVALID_VALUE)",
+        )
+    return ParameterFacts(None, "in", None)
+
+
+def build_tile(record: Mapping[str, Any]) -> tuple[dict[str, Any], Provenance]:
+    """The entry of one tile template, keyed by its unqualified name (`nvshmem:tile_put`): C++
+    only (no C binding can state a template), its qualified name in bindings.cpp, the call's
+    arguments as its parameters, nonblocking as every algorithm its header defines."""
+    name = record["name"]
+    where = f"{record['file']}:{record['line']}"
+    operation = tile_operation(name)
+    facts = tile_facts()["operations"][operation.key]
+    origin = cite(f"{MODEL}/tile.yaml", f"{operation.key} ({facts['source']})")
+    notes = Provenance("classify/nvshmem.py")
+    api_group, section, semantics, rule_id = classify_operation(operation, False, True)
+    notes.rule("/execution", rule_id)
+    notes.source("/execution/launch", f"{where} markers ({', '.join(record['markers'])})")
+    notes.rule("/semantics", rule_id)
+    notes.rule("/identity/api_group", rule_id)
+    dependencies = []
+    collective = semantics["collective"]
+    if collective is not None:
+        # Started here, completed by tile_collective_wait: every algorithm is an _NBI one.
+        section.update(blocking=False, completion="ic", procedure_class="nb-op")
+        semantics["memory"].update(local_completion="after_wait", buffer_reuse="after_wait")
+        collective["in_place"] = False
+        notes.curated("/execution", origin)
+        notes.curated("/semantics/memory", origin)
+        dependencies.append(
+            context_dependency(
+                "semantics.memory.remote_completion",
+                "after_return",
+                ["the matching tile_collective_wait on each PE"],
+                "The result is in place on every PE once the tile_collective_wait that completes "
+                "the collective has returned there; the schema has no value for that.",
+            )
+        )
+    if operation.key == "broadcast" and collective is not None:
+        notes.curated("/semantics/collective/root_involved", origin)
+    parameters = []
+    for index, declared in enumerate(record["parameters"]):
+        parameter = declared_parameter(declared, tile_parameter(operation, declared))
+        parameter.binding_type = binding_type(None, cpp=declared["type"])
+        parameter.parameter_bindings = ["cpp"]
+        parameter.pointer = None
+        parameters.append(parameter)
+        note_declared_parameter(notes, index, where, "tile-parameter")
+    if len(record["overloads"]) > 1:
+        notes.source(
+            "/parameters",
+            f"{where}: the overload with the most parameters of "
+            + "; ".join("(" + ", ".join(names) + ")" for names in record["overloads"]),
+        )
+    codes = tile_facts()["returns"]
+    returned = returns(
+        "ERROR_CODE",
+        binding_type(None, cpp=record["return_type"]),
+        errors=codes["errors"],
+        successes=codes["successes"],
+    )
+    notes.curated("/return", cite(f"{MODEL}/tile.yaml", f"returns ({codes['source']})"))
+    desc = facts["desc"].format(op=operation.reduction or "")
+    if operation.scope is not None:
+        desc += f"; every thread of the calling {operation.scope} calls it together"
+    algorithm_type = record["template"].rpartition(",")[2].strip().removesuffix(" algo")
+    desc += f"; its template argument algo, a {algorithm_type}, picks the algorithm."
+    notes.curated("/identity/desc", origin)
+    buffers = [p for p in parameters if p.kind == "BUFFER"]
+    entry = EntryBuilder(
+        identity=Identity(MODEL, name, api_group=api_group, desc=desc),
+        bindings={
+            "c": {"expressible": False, "header": "nvshmemx.h", "signature": None},
+            "fortran90": None,
+            "fortran08": None,
+            "lis": None,
+            "cpp": {"expressible": True, "class_method": record["qualified_name"]},
+        },
+        execution=section,
+        semantics=semantics,
+        parameters=parameters,
+        returns=returned,
+        tool_integration=ToolIntegration(
+            buffer_aliasing="forbidden" if len(buffers) >= 2 else None,
+            context_dependencies=dependencies,
+        ),
+    ).build()
+    notes.source("/identity/name", where)
+    notes.source(
+        "/bindings",
+        f"{where}: template <{record['template']}> in namespace nvshmemx, a C++ function "
+        "template that no C declaration can state",
+    )
+    notes.source("/bindings/c/header", f"nvshmemx.h (includes {record['file']})")
+    notes.rule("/tool_integration/buffer_aliasing", "nvshmem-aliasing")
+    apply_since(name, entry, notes, None, str)
+    return entry, notes
+
+
 def classify(extracted: dict[str, Any]) -> dict[str, Any]:
     """Turn the extracted NVSHMEM declarations into complete entries with provenance."""
     if extracted.get("model") != MODEL:
@@ -887,6 +1135,11 @@ def classify(extracted: dict[str, Any]) -> dict[str, Any]:
             formal[key] = assignment
         if family is not None:
             families[key] = family
+    for record in extracted.get("tile_records", []):
+        key = f"{MODEL}:{record['name']}"
+        if key in entries:
+            raise ClassifyError(f"{key}: a tile template has the name of a C routine")
+        entries[key], notes[key] = build_tile(record)
     link_variants(entries, notes)
     return {
         "model": MODEL,

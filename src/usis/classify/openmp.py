@@ -9,10 +9,11 @@ recorded as a context dependency of its C binding and in provenance.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from usis.cheader.declarations import render_signature
+from usis.cheader.declarations import parse_declaration, render_signature
 from usis.curated import cite, load
 from usis.entry_builder import (
     ClassifyError,
@@ -84,9 +85,12 @@ VALUE_KINDS = {
     "omp_get_device_num": "DEVICE",
     "omp_get_default_device": "DEVICE",
     "omp_get_initial_device": "DEVICE",
+    "omp_get_device_from_uid": "DEVICE",
+    "omp_get_uid_from_device": "STRING",
 }
 
 PARAMETER_KINDS = {
+    "uid": "STRING",
     "device_num": "DEVICE",
     "dst_device_num": "DEVICE",
     "src_device_num": "DEVICE",
@@ -161,6 +165,7 @@ PARAMETER_ROLES = {
     "level": "The nesting level asked about.",
     "lock": "The lock variable.",
     "hint": "The synchronization hint.",
+    "uid": "The unique identifier string of a device.",
     "device_num": "The device number.",
     "dst_device_num": "The device number of the destination.",
     "src_device_num": "The device number of the source.",
@@ -373,6 +378,18 @@ def deprecation_markers(record: dict[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
+def specified_record(name: str, curated: Mapping[str, Any]) -> dict[str, Any]:
+    """The record of a routine no pinned omp.h declares, from the C prototype the OpenMP
+    specification gives in the routine's own section (`prototype`, `prototype_source`)."""
+    where = f"{ROUTINES_FILE} {name}.prototype"
+    prototype = parse_declaration(curated["prototype"].strip().removesuffix(";"), where)
+    if prototype is None or prototype.name != name:
+        raise ClassifyError(f"openmp:{name}: {where} is not a C prototype of {name}")
+    declaration = prototype.as_declaration()
+    del declaration["name"]
+    return {"name": name, "declared_by": {}, "specified": declaration}
+
+
 def build_entry(record: dict[str, Any], notes: Provenance) -> dict[str, Any]:
     name = record["name"]
     curated = curated_routines().get(name)
@@ -384,8 +401,12 @@ def build_entry(record: dict[str, Any], notes: Provenance) -> dict[str, Any]:
     group = curated["group"]
     if group not in GROUP_API:
         raise ClassifyError(f"openmp:{name}: unknown group {group!r}; known: {sorted(GROUP_API)}")
-    implementation, declaration = choose_declaration(record)
-    where = f"{implementation} omp.h:{declaration['line']}"
+    if record["declared_by"]:
+        implementation, declaration = choose_declaration(record)
+        where = f"{implementation} omp.h:{declaration['line']}"
+    else:
+        declaration = record["specified"]
+        where = f"{curated['prototype_source']} C prototype"
     parameters = build_parameters(name, declaration, curated, group, notes, where)
     signature = render_signature(
         name,
@@ -401,11 +422,8 @@ def build_entry(record: dict[str, Any], notes: Provenance) -> dict[str, Any]:
     blocking = not asynchronous and group != "lock_test"
     declared_by = sorted(record["declared_by"])
     missing = sorted(set(IMPLEMENTATION_HEADERS) - set(declared_by))
-    dependencies = [
-        context_dependency(
-            "bindings.c",
-            signature,
-            ["the OpenMP implementation whose omp.h the program includes"],
+    if declared_by:
+        declared_note = (
             "Declared by "
             + " and by ".join(
                 f"{IMPLEMENTATION_HEADERS[i]} as "
@@ -423,7 +441,20 @@ def build_entry(record: dict[str, Any], notes: Provenance) -> dict[str, Any]:
                 + " declare it."
                 if missing
                 else "."
-            ),
+            )
+        )
+    else:
+        declared_note = (
+            "No pinned omp.h declares it ("
+            + ", ".join(IMPLEMENTATION_HEADERS.values())
+            + f"); the prototype is the specification's ({curated['prototype_source']})."
+        )
+    dependencies = [
+        context_dependency(
+            "bindings.c",
+            signature,
+            ["the OpenMP implementation whose omp.h the program includes"],
+            declared_note,
         )
     ]
     if copies:
@@ -498,13 +529,20 @@ def build_entry(record: dict[str, Any], notes: Provenance) -> dict[str, Any]:
     notes.rule("/identity/api_group", f"group {group}")
     notes.rule("/execution", f"group {group}")
     notes.rule("/semantics", f"group {group}")
-    # Read from the declarations, recorded by this stage.
-    notes.note("/bindings/c/signature", "source", where)
-    notes.note(
-        "/tool_integration/context_dependencies/0",
-        "source",
-        "; ".join(f"{i} omp.h:{record['declared_by'][i]['line']}" for i in declared_by),
-    )
+    if declared_by:
+        # Read from the declarations, recorded by this stage.
+        notes.note("/bindings/c/signature", "source", where)
+        notes.note(
+            "/tool_integration/context_dependencies/0",
+            "source",
+            "; ".join(f"{i} omp.h:{record['declared_by'][i]['line']}" for i in declared_by),
+        )
+    else:
+        notes.curated("/bindings/c/signature", f"{curated_from} (prototype: {where})")
+        notes.curated("/tool_integration/context_dependencies/0", f"{curated_from} (prototype)")
+        for index in range(len(parameters)):
+            notes.curated(f"/parameters/{index}/binding_type/c", f"{curated_from} (prototype)")
+            notes.curated(f"/parameters/{index}/constant", f"{curated_from} (prototype)")
     notes.curated(
         "/execution/launch",
         "judgement: whether a target region may call the routine, read from its description in "
@@ -561,13 +599,23 @@ def classify(extracted: dict[str, Any]) -> dict[str, Any]:
     provenance: dict[str, dict[str, Any]] = {}
     formal: dict[str, Any] = {}
     declared = {record["name"] for record in extracted["records"]}
-    unknown = sorted(set(curated_routines()) - declared)
+    specified = {
+        name: specified_record(name, routine)
+        for name, routine in curated_routines().items()
+        if "prototype" in routine
+    }
+    redundant = sorted(set(specified) & declared)
+    if redundant:
+        raise ClassifyError(
+            f"{ROUTINES_FILE}: a pinned omp.h now declares {redundant}; drop their prototype"
+        )
+    unknown = sorted(set(curated_routines()) - declared - set(specified))
     if unknown:
         raise ClassifyError(
             f"{ROUTINES_FILE}: routines no header declares: {unknown}; remove them or check the "
             "header versions"
         )
-    for record in extracted["records"]:
+    for record in [*extracted["records"], *specified.values()]:
         key = f"{MODEL}:{record['name']}"
         notes = Provenance("classify/openmp.py")
         entries[key] = build_entry(record, notes)

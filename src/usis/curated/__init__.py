@@ -38,3 +38,47 @@ def load(path: str) -> Any:
         return json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as error:
         raise CuratedDataError(f"src/usis/{relative_path(path)}: {error}") from error
+
+
+# Where `usis history` writes a model's header history (see usis.history).
+HEADER_HISTORY = "{model}/header_history.yaml"
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """A release number as a tuple that sorts as releases do: `2.28.7` -> (2, 28, 7)."""
+    return tuple(int(part) for part in version.split("."))
+
+
+def header_since(model: str) -> dict[str, tuple[str, str]]:
+    """Function -> (identity.since, provenance origin) from the model's header history."""
+    path = HEADER_HISTORY.format(model=model)
+    document = load(path)
+    return {
+        name: (
+            fact["since"],
+            cite(path, f"{name} first declared by {fact['first']}, not by {fact['before']}"),
+        )
+        for name, fact in document["since"].items()
+    }
+
+
+def check_release_since(model: str, name: str, since: str) -> str | None:
+    """Why a version taken from release notes contradicts the model's header history (the
+    history dates the function otherwise, or its earliest wheel already declares a function
+    said to be newer), or None when the two agree."""
+    document = load(HEADER_HISTORY.format(model=model))
+    dated = document["since"].get(name)
+    if dated is not None:
+        return None if dated["since"] == since else f"the header history dates it {dated}"
+    if name in document["undated"]:
+        return None
+    earliest = document["earliest"]
+    if release_key(since) > release_key(earliest):
+        return f"the earliest wheel of its header history, {earliest}, already declares it"
+    return None
+
+
+def release_key(since: str) -> tuple[int, ...]:
+    """The release number of a since value (`NCCL-2.18` -> (2, 18)), padded so that a minor
+    release sorts before its patches."""
+    return version_key(since.rpartition("-")[2]) + (0,) * 3

@@ -116,6 +116,12 @@ def attach_docs(
     return attached
 
 
+def declared_names(root: Path) -> set[str]:
+    """Every function name an unpacked nvidia-cuda-runtime wheel of any version declares in
+    cuda_runtime_api.h, the names the header #defines to a versioned entry point included."""
+    return {record["name"] for record in extract({SOURCES[0]: root})["records"]}
+
+
 def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
     """Read cuda_runtime_api.h from the unpacked nvidia-cuda-runtime-cu12 wheel."""
     root = Path(paths["nvidia-cuda-runtime-cu12"])

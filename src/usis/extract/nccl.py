@@ -108,6 +108,39 @@ def device_host_records(include: Path, declared: set[str]) -> list[dict[str, Any
     return sorted(records, key=lambda record: record["name"])
 
 
+def declared_names(root: Path) -> set[str]:
+    """Every function an unpacked nvidia-nccl-cu12 wheel of any version declares: nccl.h's host
+    API and the host calls of the device API, wherever under nccl_device/ the version declares
+    them (2.28 to 2.31 spread them over its headers, 2.32 gathers them in nccl_device/host.h).
+    Only the headers that hold the `NCCL_EXTERN_C` marker are read."""
+    include = find_include_dir(root, NCCL_INCLUDE_DIR, NCCL_HEADER)
+    preprocessor = Preprocessor(
+        include_root=include, defines=NCCL_DEFINES, protected=NCCL_MARKERS, emit=[NCCL_HEADER]
+    )
+    names = {
+        prototype.name
+        for prototype in read_prototypes(
+            preprocessor, NCCL_HEADER, markers=NCCL_MARKERS, name_pattern=r"nccl\w+"
+        )
+        if not prototype.has_body
+    }
+    for path in sorted((include / "nccl_device").rglob("*.h")):
+        if "NCCL_EXTERN_C" not in path.read_text(encoding="utf-8", errors="replace"):
+            continue
+        header = path.relative_to(include).as_posix()
+        device = Preprocessor(
+            include_root=include, defines=NCCL_DEFINES, protected=DEVICE_HOST_MARKERS, emit=[header]
+        )
+        names.update(
+            prototype.name
+            for prototype in read_prototypes(
+                device, header, markers=DEVICE_HOST_MARKERS, name_pattern=r"nccl\w+"
+            )
+            if not prototype.has_body
+        )
+    return names
+
+
 def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
     """Read nccl.h and nccl_device/host.h from the unpacked nvidia-nccl-cu12 wheel."""
     root = Path(paths["nvidia-nccl-cu12"])

@@ -13,7 +13,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from usis.cheader.declarations import find_include_dir, read_prototypes, render_signature
+from usis.cheader.declarations import (
+    find_include_dir,
+    read_prototypes,
+    read_template_prototypes,
+    render_signature,
+)
 from usis.cheader.preprocessor import Preprocessor
 from usis.cheader.tokens import render
 from usis.sources.fetch import sha256_file
@@ -122,6 +127,60 @@ def device_callable(markers: list[str]) -> bool:
     return bool(set(markers) & DEVICE_MARKERS)
 
 
+# The tile API: C++ function templates in namespace nvshmemx, declared for the device pass.
+TILE_HEADER = "device/tile/nvshmemx_tile_api.hpp"
+TILE_NAMESPACE = "nvshmemx"
+TILE_NAME_PATTERN = r"tile_\w+"
+
+
+def tile_records(include: Path) -> list[dict[str, Any]]:
+    """Every function template of the tile API, once per name: the overload with the most
+    parameters describes it, and `overloads` lists each overload's parameter names (the
+    allreduce templates have one with and one without `root`). Empty for a version without the
+    tile header."""
+    if not (include / TILE_HEADER).is_file():
+        return []
+    preprocessor = Preprocessor(
+        include_root=include,
+        defines=DEVICE_PASS_DEFINES,
+        protected=NVSHMEM_MARKERS,
+        emit=[TILE_HEADER],
+    )
+    found: dict[str, list[tuple[str, Any]]] = {}
+    for template, prototype in read_template_prototypes(
+        preprocessor, ENTRY_HEADERS, markers=NVSHMEM_MARKERS, name_pattern=TILE_NAME_PATTERN
+    ):
+        found.setdefault(prototype.name, []).append((template, prototype))
+    records = []
+    for name, overloads in sorted(found.items()):
+        template, primary = max(overloads, key=lambda pair: len(pair[1].parameters))
+        record = {
+            key: value
+            for key, value in primary.as_dict().items()
+            if key in ("name", "return_type", "parameters", "markers", "file", "line")
+        }
+        record["qualified_name"] = f"{TILE_NAMESPACE}::{name}"
+        record["template"] = template
+        record["overloads"] = sorted(
+            [[str(p.name) for p in prototype.parameters] for _, prototype in overloads],
+            key=len,
+        )
+        records.append(record)
+    return records
+
+
+def declared_names(root: Path) -> set[str]:
+    """Every routine an unpacked nvidia-nvshmem-cu12 wheel of any version declares, and the key
+    (`nvshmem_{T}_put`) of every type-generic family its routines belong to."""
+    records = extract({SOURCES[0]: root})["records"]
+    tiles = tile_records(find_include_dir(root, NVSHMEM_INCLUDE_DIR, ENTRY_HEADERS[0]))
+    return (
+        {record["name"] for record in records}
+        | {record["family"] for record in records if record["family"]}
+        | {record["name"] for record in tiles}
+    )
+
+
 def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
     """Read the NVSHMEM host and device API from the unpacked nvidia-nvshmem-cu12 wheel."""
     root = Path(paths["nvidia-nvshmem-cu12"])
@@ -210,11 +269,14 @@ def extract(paths: Mapping[str, Path]) -> dict[str, Any]:
         "model": "nvshmem",
         "sources": pins(SOURCES),
         "header_files": sorted(
-            [header, sha256_file(include / header)] for header in (*ENTRY_HEADERS, *API_HEADERS)
+            [header, sha256_file(include / header)]
+            for header in (*ENTRY_HEADERS, *API_HEADERS, TILE_HEADER)
+            if (include / header).is_file()
         ),
         "header_version": version,
         "type_tables": {
             name: [list(pair) for pair in pairs] for name, pairs in sorted(tables.items())
         },
         "records": records,
+        "tile_records": tile_records(include),
     }

@@ -59,20 +59,25 @@ def run_command(command: list[str], workdir: Path) -> None:
         )
 
 
+def pip_download_command(package: str, version: str, target: Path) -> list[str]:
+    """pip's command that downloads one wheel of a PyPI package, without its dependencies."""
+    return [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        f"{package}=={version}",
+        "-d",
+        str(target),
+    ]
+
+
 def download_command(source: Source, target: Path) -> list[str]:
     """The registry client command that downloads one source's archive into `target`."""
     if source.registry == "pypi":
-        return [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            f"{source.package}=={source.version}",
-            "-d",
-            str(target),
-        ]
+        return pip_download_command(source.package, source.version, target)
     return ["apt-get", "download", f"{source.package}={source.version}"]
 
 
