@@ -62,7 +62,6 @@ def mpi_table(
     from hb.distributed.driver import build_driver, mpicc_path
     from hb.distributed.engine import grade_distributed
     from hb.distributed.policy import default_plan
-    from hb.distributed.signature import DistributedKernel
 
     if not Path(mpicc_path()).exists():
         print("MPI solutions: skipped, MPICH's mpicc is not beside the interpreter")
@@ -73,12 +72,11 @@ def mpi_table(
         manifest = kernels.load_manifest(name)
         if not has_mpi_solution(manifest):
             continue
-        kernel = DistributedKernel.from_manifest(manifest)
         source = (kernels.CATALOG_DIR / name / "solution_mpi.c").read_text()
         sizes, scalars = manifest.preset_sizes("S"), manifest.preset_scalars("S")
         reference = kernels.load_reference(name).reference
         for precision in manifest.precisions if every_precision else manifest.precisions[:1]:
-            built = build_driver(kernel, precision, source, directory / "mpi-builds")
+            built = build_driver(manifest, precision, source, directory / "mpi-builds")
             for ranks in rank_counts:
                 started = time.monotonic()
                 if built.program is None:
@@ -87,7 +85,7 @@ def mpi_table(
                     inputs = kernels.make_inputs(manifest, sizes, 0, NUMPY_DTYPES[precision])
                     band = manifest.tolerance_bands().get(precision, TOLERANCE_MATRIX[precision])
                     graded = grade_distributed(
-                        built.program, kernel, precision, default_plan(kernel, ranks), sizes,
+                        built.program, manifest, precision, default_plan(manifest, ranks), sizes,
                         scalars, inputs, reference, Path(tempfile.mkdtemp(dir=directory)),
                         reps=2, warmup=1, timeout_s=120, tolerance=band,
                     )  # fmt: skip

@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 from fastapi.testclient import TestClient
 
-from hb import kernels
+from hb import box_pool, kernels
 from hb.config import Config, load_config
 from hb.service import create_app
 from relayout.convert import aligned_empty, copy_bytes
-from relayout.sparse_formats import canonical_csr, from_csr
+from relayout.sparse.formats import canonical_csr, from_csr
 
 # Targets: a conversion on the judge's path runs near the copy bound (a cast as the library's
 # own target; a layout change or a zip reads or writes with strides; a format conversion sorts

@@ -1,4 +1,4 @@
-"""Sparse format conversion throughput: relayout.sparse_formats against scipy's own conversions.
+"""Sparse format conversion throughput: relayout.sparse.formats against scipy's own conversions.
 
 For each format, the time to convert a random banded CSR matrix into the format's buffers, as GB/s
 of the CSR bytes read plus the format's bytes written, beside a peer measured in the same run:
@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from relayout.sparse_formats import FORMATS, canonical_csr, from_csr, from_csr_reference
+from relayout.sparse.formats import FORMATS, canonical_csr, from_csr, from_csr_reference
 
 SCIPY_PEERS: dict[str, Callable[[sp.csr_array], object]] = {
     "csc": lambda m: m.tocsc(),

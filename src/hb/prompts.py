@@ -156,8 +156,7 @@ def build_context(
     if distributed:
         from hb.distributed.signature import mpi_prototype
 
-        facts["mpi_prototype"] = mpi_prototype(manifest, precision
-        )
+        facts["mpi_prototype"] = mpi_prototype(manifest, precision)
     sparse_text = (
         sparse.sparse_prompt_section(manifest, precision) if "format" in offer.actions else ""
     )

@@ -3,7 +3,7 @@ what a sparse array cannot take, the kernel's C ABI under those formats, and the
 canonical CSR inputs into each format's buffers, timed once per grade (convert_in_ns).
 
 The C ABI of a formatted array: one pointer per buffer role, named ``<array>_<role>`` in the
-format's role order (relayout.sparse_formats.FORMATS), at the array's place among the pointers; a
+format's role order (relayout.sparse.formats.FORMATS), at the array's place among the pointers; a
 format that needs sizes the kernel cannot read from its size symbols (ELL's width, DIA's stored
 diagonals, ...) passes them as ``int64_t <array>_<size>`` right after the kernel's size symbols and
 before its scalars, so every pointer still comes first (docs/sparse.md tables them).
@@ -22,7 +22,7 @@ import numpy as np
 from hb.kernels import ArrayDecl, Manifest
 from hb.precision import C_TYPES
 from relayout.models import DIGIT_ACTIONS, FORMAT_FIELDS
-from relayout.sparse_formats import FORMATS, SparseFormatError, canonical_csr, from_csr
+from relayout.sparse.formats import FORMATS, SparseFormatError, canonical_csr, from_csr
 
 CANONICAL_FORMAT = "csr"
 CANONICAL_ROLES = ("data", "indices", "indptr")
@@ -143,7 +143,7 @@ def _format_params(to: str, operation: Mapping[str, Any]) -> dict[str, Any]:
         )
         takes = f"takes {', '.join(fields)}" if fields else "takes no other fields"
         raise ValueError(f"{where}; format {to} {takes}")
-    from relayout.sparse_formats import format_params
+    from relayout.sparse.formats import format_params
 
     return format_params(to, {key: operation.get(key) for key in fields})
 

@@ -23,6 +23,7 @@ from relayout import expr as expressions
 from relayout.errors import RequestError, entry_label
 from relayout.types import (
     RELAYOUT_C_NAMES,
+    SPARSE_FORMAT_DEFAULTS,
     CastTarget,
     CNames,
     SparseFormatName,
@@ -108,8 +109,8 @@ class Cast(_Model):
 
 
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
-# Which optional fields each storage format takes (relayout.sparse_formats' parameters).
-FORMAT_FIELDS = {"bcsr": ("block_size",), "sell_c_sigma": ("C", "sigma")}
+# Which optional fields each storage format takes (its parameters in relayout.types' table).
+FORMAT_FIELDS = {name: tuple(params) for name, params in SPARSE_FORMAT_DEFAULTS.items() if params}
 
 
 class Format(_Model):

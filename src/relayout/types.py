@@ -16,6 +16,7 @@ __all__ = [
     "ELEMENT_TYPES",
     "RELAYOUT_C_NAMES",
     "SPARSE_FORMATS",
+    "SPARSE_FORMAT_DEFAULTS",
     "CNames",
     "CastTarget",
     "ElementType",
@@ -105,10 +106,18 @@ def c_name_problem(name: str) -> str | None:
 
 CastTarget = Literal["fp64", "fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2"]
 CAST_TARGETS: tuple[str, ...] = get_args(CastTarget)
-# The storage formats of relayout.sparse_formats (a test keeps the two lists equal; the names live
-# here so that reading a request does not import scipy).
+# The sparse storage formats, and the parameters (with their defaults) a format operation may give
+# each; relayout.sparse.formats implements exactly these (kept here so that reading a request does
+# not import scipy).
 SparseFormatName = Literal["csr", "csc", "coo", "ell", "dia", "bcsr", "jds", "sell_c_sigma"]
-SPARSE_FORMATS: tuple[str, ...] = ("csr", "csc", "coo", "ell", "dia", "bcsr", "jds", "sell_c_sigma")
+SPARSE_FORMATS: tuple[str, ...] = get_args(SparseFormatName)
+_FORMAT_PARAMETERS: dict[str, dict[str, object]] = {
+    "bcsr": {"block_size": (1, 1)},
+    "sell_c_sigma": {"C": 8, "sigma": 1},
+}
+SPARSE_FORMAT_DEFAULTS: dict[str, dict[str, object]] = {
+    name: _FORMAT_PARAMETERS.get(name, {}) for name in SPARSE_FORMATS
+}
 
 
 @dataclass(frozen=True)

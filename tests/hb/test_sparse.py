@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hb import abi, kernels, sparse
 from hb.precision import TOLERANCE_MATRIX
 from hb.requests_api import RequestAllowances, Requests
-from relayout.sparse_formats import FORMATS, canonical_csr, to_csr
+from relayout.sparse.formats import FORMATS, canonical_csr, to_csr
 from tests.hb.sparse_support import (
     SOLUTIONS,
     SPMM_FORMATS,

@@ -21,7 +21,7 @@ from hb.grading import compare_outputs
 from hb.precision import TOLERANCE_MATRIX
 from hb.requests_api import Requests
 from hb.service import JudgeHandler, create_app
-from relayout.sparse_formats import FORMATS
+from relayout.sparse.formats import FORMATS
 from tests.hb.conftest import make_config
 from tests.hb.sparse_support import SOLUTIONS, SPMM_FORMATS, field_sets, format_request
 

@@ -14,9 +14,10 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relayout import sparse_formats, sparse_kernels
 from relayout.convert import build
-from relayout.sparse_formats import (
+from relayout.sparse import formats as sparse_formats
+from relayout.sparse import kernels as sparse_kernels
+from relayout.sparse.formats import (
     FORMATS,
     Csr,
     SparseFormatError,
@@ -413,7 +414,7 @@ def test_the_fills_stay_inside_their_buffers_on_corrupt_plans() -> None:
 
 
 def test_format_params_are_validated_once() -> None:
-    from relayout.sparse_formats import SparseFormatError, format_params
+    from relayout.sparse.formats import SparseFormatError, format_params
 
     assert format_params("bcsr", {"block_size": 3})["block_size"] == (3, 3)
     assert format_params("bcsr", {"block_size": [2, 4]})["block_size"] == (2, 4)

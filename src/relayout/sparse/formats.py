@@ -4,7 +4,7 @@ A sparse array arrives as canonical CSR (``data``, ``indices``, ``indptr``; int6
 indices sorted within each row, no duplicates). ``from_csr`` lays it out in one of ``FORMATS`` as a
 dict of named buffers (the C ABI names them ``<array>_<role>``); ``to_csr`` reads such buffers back.
 Conversions that scipy has (csc, bsr) use scipy's compiled counting sorts. ELL, JDS and
-SELL-C-sigma, which scipy lacks, run as C kernels (relayout.sparse_kernels: OpenMP, built once
+SELL-C-sigma, which scipy lacks, run as C kernels (relayout.sparse.kernels: OpenMP, built once
 through relayout.convert.build's cache); the rest are vectorised numpy, O(nnz + rows) with at most
 one sort. ``from_csr_reference`` converts without the C kernels (their vectorised numpy
 conversion): the reference they must equal byte for byte, and what ``from_csr`` runs when no
@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from relayout import sparse_kernels
+from relayout.sparse import kernels as sparse_kernels
+from relayout.types import SPARSE_FORMAT_DEFAULTS, SPARSE_FORMATS
 
 INDEX_DTYPE = np.dtype(np.int64)
 
@@ -420,30 +421,32 @@ _CONVERTERS = {
     "sell_c_sigma": (_sell_out, _sell_in),
 }
 
-FORMATS: dict[str, SparseFormat] = {
+_DEFINED = {
     f.name: f
     for f in (
-        SparseFormat("csr", ("data", "indices", "indptr"), frozenset({"indices", "indptr"}), {},
+        SparseFormat("csr", ("data", "indices", "indptr"), frozenset({"indices", "indptr"}), SPARSE_FORMAT_DEFAULTS["csr"],
                      "compressed rows: row r's entries are data[indptr[r]:indptr[r+1]]"),
-        SparseFormat("csc", ("data", "indices", "indptr"), frozenset({"indices", "indptr"}), {},
+        SparseFormat("csc", ("data", "indices", "indptr"), frozenset({"indices", "indptr"}), SPARSE_FORMAT_DEFAULTS["csc"],
                      "compressed columns: indices are row indices"),
-        SparseFormat("coo", ("data", "row", "col"), frozenset({"row", "col"}), {},
+        SparseFormat("coo", ("data", "row", "col"), frozenset({"row", "col"}), SPARSE_FORMAT_DEFAULTS["coo"],
                      "coordinates, row-major order"),
-        SparseFormat("ell", ("data", "indices"), frozenset({"indices"}), {},
+        SparseFormat("ell", ("data", "indices"), frozenset({"indices"}), SPARSE_FORMAT_DEFAULTS["ell"],
                      "[rows, width] slots, width = the longest row; padding has column -1"),
-        SparseFormat("dia", ("data", "offsets"), frozenset({"offsets"}), {},
+        SparseFormat("dia", ("data", "offsets"), frozenset({"offsets"}), SPARSE_FORMAT_DEFAULTS["dia"],
                      "data[k, j] = A[j - offsets[k], j] for each stored diagonal k"),
         SparseFormat("bcsr", ("data", "indices", "indptr"), frozenset({"indices", "indptr"}),
-                     {"block_size": (1, 1)}, "CSR of dense [R, C] blocks over padded block rows"),
+                     SPARSE_FORMAT_DEFAULTS["bcsr"], "CSR of dense [R, C] blocks over padded block rows"),
         SparseFormat("jds", ("data", "indices", "perm", "jd_ptr"),
-                     frozenset({"indices", "perm", "jd_ptr"}), {},
+                     frozenset({"indices", "perm", "jd_ptr"}), SPARSE_FORMAT_DEFAULTS["jds"],
                      "jagged diagonals of the rows sorted by decreasing length"),
         SparseFormat("sell_c_sigma", ("data", "indices", "perm", "slice_ptr"),
-                     frozenset({"indices", "perm", "slice_ptr"}), {"C": 8, "sigma": 1},
+                     frozenset({"indices", "perm", "slice_ptr"}), SPARSE_FORMAT_DEFAULTS["sell_c_sigma"],
                      "slices of C rows, sorted by length within windows of sigma rows, "
                      "column-major inside a slice; padding has column -1"),
     )
 }  # fmt: skip
+# Every format of relayout.types' table, in its order, with its parameters from there.
+FORMATS: dict[str, SparseFormat] = {name: _DEFINED[name] for name in SPARSE_FORMATS}
 
 
 def sparse_format(name: str) -> SparseFormat:

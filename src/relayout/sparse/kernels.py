@@ -1,6 +1,6 @@
 """C kernels for the sparse formats scipy lacks (ELL, JDS, SELL-C-sigma), built once and loaded.
 
-relayout.sparse_formats keeps a vectorised numpy conversion of these three formats as the
+relayout.sparse.formats keeps a vectorised numpy conversion of these three formats as the
 reference and calls the kernels here instead, which write each output slot exactly once (padding
 included, so outputs start uninitialised) and run their loops under OpenMP. The source is one fixed
 text: sizes are run-time arguments, so a new matrix never rebuilds, and it is compiled through
@@ -346,7 +346,7 @@ def library() -> ctypes.CDLL | None:
     """The sparse kernels, built (or found in the build cache) once per process; None when they
     cannot be built here, so that the numpy reference runs instead."""
     # Imported here: relayout.convert loads its whole conversion machinery, which a caller of
-    # relayout.sparse_formats that never converts should not pay for.
+    # relayout.sparse.formats that never converts should not pay for.
     from relayout.convert.build import BuildError, load_library
 
     try:
