@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from fastapi.testclient import TestClient
 
-from hb import box_pool, kernels
+from hb import kernels
 from hb.config import Config, load_config
 from hb.service import create_app
 from relayout.convert import aligned_empty, copy_bytes

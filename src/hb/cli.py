@@ -219,7 +219,7 @@ def cmd_grades(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2, default=str))
         return 0
-    from hb.outcome import TABLE_HEADER, GradeOutcome
+    from hb.judge.outcome import TABLE_HEADER, GradeOutcome
 
     print(_table([TABLE_HEADER, *(GradeOutcome.from_record(row).table_row() for row in rows)]))
     return 0

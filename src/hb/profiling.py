@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from hb import build, graders, languages, runner, sandbox
+from hb import build, languages, runner, sandbox
 from hb.envelope import ProfileBody
+from hb.judge import graders
 
 PARANOID = Path("/proc/sys/kernel/perf_event_paranoid")
 PERF_EVENTS = (
@@ -307,7 +308,7 @@ def profile(handler: Any, body: ProfileBody) -> dict[str, Any]:
     """The profile of `body` on `handler`'s judge (a service.JudgeHandler): RequestFault (a 400)
     for what /score refuses, for zip and unzip, and for a processor grid."""
     from hb.envelope import RequestFault
-    from hb.grading import compare_reps
+    from hb.judge.grading import compare_reps
 
     manifest = handler.manifest(body.kernel)
     preset = body.preset or handler.config.grading.preset

@@ -12,7 +12,7 @@ import jinja2
 
 from hb import abi, calls, kernels, languages, sparse
 from hb.config import Config
-from hb.grading import resolve_problem
+from hb.judge.grading import resolve_problem
 from hb.kernels import Manifest
 from hb.precision import C_TYPES, TOLERANCE_MATRIX, Tolerance, precision_of
 from hb.requests_api import GRID_ACTIONS, RequestActions, RequestAllowances

@@ -18,12 +18,10 @@ from hb import (
     abi,
     build,
     calls,
-    graders,
     interfaces,
     kernels,
     languages,
     prompts,
-    refusals,
     results_db,
     sandbox,
     sparse,
@@ -45,18 +43,19 @@ from hb.envelope import (
     Submission,
     SyntaxCheckBody,
 )
-from hb.grading import (
+from hb.judge import graders, refusals
+from hb.judge.grading import (
     Problem,
     RepProblem,
     resolve_problem,
 )
-from hb.kernels import Manifest
-from hb.outcome import (
+from hb.judge.outcome import (
     GradeOutcome,
     is_hidden_route,
 )
+from hb.judge.refusals import relayout_check
+from hb.kernels import Manifest
 from hb.precision import C_NAMES, precision_of
-from hb.refusals import relayout_check
 from hb.requests_api import (
     GRID_ACTIONS,
     RequestAllowances,
@@ -338,7 +337,7 @@ class JudgeHandler:
         sizes: dict[str, int] | None = None,
         label: str = "",
     ) -> str | None:
-        """Why the judge refuses the call before any build: the first of hb.refusals.REFUSALS,
+        """Why the judge refuses the call before any build: the first of hb.judge.refusals.REFUSALS,
         checked at the graded `sizes` (default: the configured preset's)."""
         return refusals.first_refusal(
             self.checked(submitted, granted, manifest, language, sizes, label)

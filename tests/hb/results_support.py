@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 
 from hb import results_db
 from hb.calls import Finding, PpmCall
-from hb.outcome import GradeOutcome
+from hb.judge.outcome import GradeOutcome
 
 EXPERIMENT = "demo"
 # Two of each track and two more scientific ones: eight tasks.

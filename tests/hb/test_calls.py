@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 
 from hb import calls, kernels, prompts, results_db
 from hb.distributed.driver import mpicc_path
-from hb.outcome import GradeOutcome
+from hb.judge.outcome import GradeOutcome
 from hb.requests_api import RequestAllowances
 from hb.service import JudgeHandler, create_app
 from tests.hb.conftest import make_config

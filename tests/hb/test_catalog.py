@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from hb import kernels
 from hb.envelope import Submission
-from hb.grading import resolve_problem
+from hb.judge.grading import resolve_problem
 from hb.kernels import table
 from hb.precision import NUMPY_DTYPES, TOLERANCE_MATRIX, Tolerance
 from hb.service import JudgeHandler

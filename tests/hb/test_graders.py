@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from hb import graders, kernels
+from hb import kernels
 from hb.envelope import Submission
-from hb.outcome import GradeOutcome
+from hb.judge import graders
+from hb.judge.outcome import GradeOutcome
 from hb.requests_api import Requests
 from hb.service import JudgeHandler
 from tests.hb.conftest import make_config

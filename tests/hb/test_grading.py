@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hb.grading import (
+from hb.judge.grading import (
     compare,
     compare_outputs,
     mannwhitney_speedup,

@@ -1,4 +1,4 @@
-"""The refusals before a build are one ordered list (hb.refusals.REFUSALS) that every route runs
+"""The refusals before a build are one ordered list (hb.judge.refusals.REFUSALS) that every route runs
 at the graded sizes: a check added to it refuses /requests/check, /score, /submit, `hb submit`
 and `hb scale` alike, before anything is built, and nothing is spent on the submission."""
 
@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from hb import cli, kernels, refusals
+from hb import cli, kernels
+from hb.judge import refusals
 from hb.service import create_app
 from tests.hb.conftest import make_config
 

@@ -323,7 +323,7 @@ def test_mannwhitney_timing_times_the_baseline_in_the_same_grade(tmp_path: Path)
     assert body["correct"] is True and body["timing"]["mode"] == "mannwhitney"
     assert len(body["timing"]["reps_ns"]) == 5 and len(body["timing"]["baseline_reps_ns"]) == 5
     # The credited speedup is the gain the test defends on the reps the answer shows.
-    from hb.grading import mannwhitney_speedup
+    from hb.judge.grading import mannwhitney_speedup
 
     timing = body["timing"]
     assert body["speedup"] > 0

@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 
 from hb import build, cli, kernels, results_db, runner, sparse
 from hb.envelope import RequestsCheckBody, Submission
-from hb.grading import compare_outputs
+from hb.judge.grading import compare_outputs
 from hb.precision import TOLERANCE_MATRIX
 from hb.requests_api import Requests
 from hb.service import JudgeHandler, create_app

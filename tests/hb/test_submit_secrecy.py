@@ -17,9 +17,9 @@ from fastapi.testclient import TestClient
 from pydantic import ValidationError
 
 from hb import cli, kernels, results_db, sandbox
-from hb import outcome as outcome_module
 from hb.config import Config, hidden_seed
-from hb.outcome import GradeOutcome
+from hb.judge import outcome as outcome_module
+from hb.judge.outcome import GradeOutcome
 from hb.service import JudgeHandler, create_app
 from tests.hb.conftest import make_config
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from hb import grading, sandbox, supervisor_pool
+from hb import sandbox, supervisor_pool
 from hb.distributed.driver import (
     LAYOUT_MAGIC,
     LAYOUT_VERSION,
@@ -37,6 +37,7 @@ from hb.distributed.signature import (
     symbol_arrivals,
     workspace_bytes_at,
 )
+from hb.judge import grading
 from hb.kernels import Manifest
 from hb.precision import NUMPY_DTYPES, TOLERANCE_MATRIX, Tolerance
 from relayout.distribution import Distribution

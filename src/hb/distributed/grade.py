@@ -17,7 +17,7 @@ from hb.distributed.launch import DEFAULT_RANK_COUNTS, LOCAL_LAUNCHER
 from hb.distributed.policy import distributed_cast_refusal, place_refusal, plan_refusal
 from hb.distributed.scaling import ScalingPoint, plot_scaling, scaling_curve, scaling_table
 from hb.distributed.signature import grid_at, mpi_refusal
-from hb.grading import rep_seed
+from hb.judge.grading import rep_seed
 from hb.kernels import Manifest
 from hb.precision import NUMPY_DTYPES, Tolerance
 from relayout.distribution import Distribution, lower_distribution

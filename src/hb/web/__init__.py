@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from hb import kernels, metrics, prompts, results_db
 from hb.calls import CallReport
-from hb.outcome import public_row
+from hb.judge.outcome import public_row
 
 if TYPE_CHECKING:
     from hb.service import JudgeHandler

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from hb import abi, build, calls, kernels, languages, refusals, results_db, runner, sparse
+from hb import abi, build, calls, kernels, languages, results_db, runner, sparse
 from hb.distributed.engine import DistributedGrade
 from hb.distributed.grade import distributed_refusal, grade_submission, requested_device_arrays
 from hb.distributed.launch import launcher_settings
 from hb.distributed.policy import default_requests
 from hb.envelope import Submission
-from hb.grading import (
+from hb.judge import refusals
+from hb.judge.grading import (
     Problem,
     RepProblem,
     compare_reps,
@@ -28,8 +29,7 @@ from hb.grading import (
     rep_seed,
     speedup,
 )
-from hb.kernels import Manifest
-from hb.outcome import (
+from hb.judge.outcome import (
     HIDDEN_CONVERSION_FAILED,
     HIDDEN_RUN_FAILED,
     BuildInfo,
@@ -40,7 +40,8 @@ from hb.outcome import (
     hidden_mismatch,
     is_hidden_route,
 )
-from hb.refusals import relayout_check
+from hb.judge.refusals import relayout_check
+from hb.kernels import Manifest
 from hb.requests_api import RequestError, Requests, RequestsCheck
 from relayout.distribution import Distribution
 
