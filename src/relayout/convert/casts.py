@@ -4,7 +4,9 @@ These are the fast paths of a cast with no layout change (and the benchmark's co
 narrowing to fp16, bf16 and fp8 runs simd.py's AVX2 lanes where the build targets AVX2 (GCC's own
 vectorisation of ccode.py's routines is compute bound there, at half the lanes' rate or less) and
 ccode.py's branch-free scalar routines elsewhere; fp64 to fp32 and the widenings vectorise as plain
-C. Loops are scheduled dynamically in chunks of 32768 elements (the copy in 256 KiB pieces): on a
+C, fp32 to fp64 past the last-level cache in AVX lanes with streaming stores. `convert_plain` picks
+the copy, narrowing or widening kernel for a pair of arrays (a program's plain steps, both ways).
+Loops are scheduled dynamically in chunks of 32768 elements (the copy in 256 KiB pieces): on a
 shared machine a thread that loses its core hands its chunks to the others instead of holding up
 the whole loop.
 """
@@ -38,6 +40,8 @@ CHUNK = 32768  # elements a thread takes at a time
 # last-level cache) writes its target with streaming stores where it runs in AVX2 lanes: its first
 # results would leave the cache before it ends, so the stores skip reading the lines they fill.
 STREAM_BYTES = 32 << 20
+# A copy smaller than this is numpy's on the calling thread: the OpenMP copy's call costs more.
+SMALL_COPY_BYTES = 1 << 16
 
 
 def aligned_empty(shape: tuple[int, ...] | int, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
@@ -90,9 +94,46 @@ void relayout_cast_{source}_to_{target}(const {src_type} *restrict src, {dst_typ
 """
 
 
+# fp32 to fp64 past STREAM_BYTES: converted in AVX lanes and written with streaming stores (a
+# widening writes twice the bytes it reads; a store that first reads the line it fills would add
+# another read of those). The conversion is the C cast's own instruction, so the bits are the same.
+WIDEN_FP32_RUN = """
+static inline void relayout_widen_run_fp32_to_fp64(const float *restrict src, double *restrict dst, int64_t n, int stream) {
+    int64_t i = 0;
+#ifdef RELAYOUT_AVX2_CASTS
+    if (stream) {
+        for (; i < n && (uintptr_t)(dst + i) % 32 != 0; ++i) dst[i] = (double)src[i];
+        for (; i + 8 <= n; i += 8) {
+            _mm256_stream_pd(dst + i, _mm256_cvtps_pd(_mm_loadu_ps(src + i)));
+            _mm256_stream_pd(dst + i + 4, _mm256_cvtps_pd(_mm_loadu_ps(src + i + 4)));
+        }
+        _mm_sfence();
+    }
+#else
+    (void)stream;
+#endif
+    #pragma omp simd
+    for (int64_t j = i; j < n; ++j) dst[j] = (double)src[j];
+}
+"""
+
+
 def _widen_kernel(source: str, target: str) -> str:
     src_type = precision(source).storage_c_type
     dst_type = precision(target).storage_c_type
+    if (source, target) == ("fp32", "fp64"):
+        return f"""
+void relayout_widen_fp32_to_fp64(const float *restrict src, double *restrict dst, int64_t n) {{
+    const int stream = relayout_streams(dst, n * (int64_t)(sizeof *src + sizeof *dst));
+    const int64_t pieces = (n + {CHUNK} - 1) / {CHUNK};
+    #pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t k = 0; k < pieces; ++k) {{
+        const int64_t start = k * {CHUNK};
+        const int64_t length = n - start < {CHUNK} ? n - start : {CHUNK};
+        relayout_widen_run_fp32_to_fp64(src + start, dst + start, length, stream);
+    }}
+}}
+"""
     return f"""
 void relayout_widen_{source}_to_{target}(const {src_type} *restrict src, {dst_type} *restrict dst, int64_t n) {{
     #pragma omp parallel for simd schedule(dynamic, {CHUNK})
@@ -136,6 +177,7 @@ def cast_source() -> str:
         LANES_KERNEL,
         streams(STREAM_BYTES),
         lane_routines(lane_pairs()),
+        WIDEN_FP32_RUN,
         COPY_KERNEL,
     ]
     for source, target in cast_pairs():
@@ -210,13 +252,63 @@ def widen_out(
     return _run_cast_kernel(f"relayout_widen_{from_name}_to_{to}", buffer, out, toolchain)
 
 
+@cache
+def plain_kernel(source: np.dtype[Any], target: np.dtype[Any]) -> str | None:
+    """The cast library's kernel taking every element of a `source` array to `target` exactly
+    (the single rounding of a narrowing, the exact value of a widening), None for a pair it lacks:
+    the same dtype is copy_bytes' to move."""
+    try:
+        from_name, to_name = precision_of_dtype(source).name, precision_of_dtype(target).name
+    except (KeyError, ValueError):
+        return None
+    if (from_name, to_name) in cast_pairs():
+        return f"relayout_cast_{from_name}_to_{to_name}"
+    if (to_name, from_name) in cast_pairs():
+        return f"relayout_widen_{from_name}_to_{to_name}"
+    return None
+
+
+def convert_plain(
+    source: npt.NDArray[Any], out: npt.NDArray[Any], toolchain: Toolchain | None = None
+) -> None:
+    """Every element of `source` into `out` (both C-contiguous, of one size) at `out`'s type: an
+    OpenMP copy for the same type, else the cast library's narrowing or widening kernel."""
+    if source.size != out.size:
+        raise ValueError(f"out has {out.size} elements, the source {source.size}")
+    _require_contiguous(source, "source")
+    _require_contiguous(out, "out")
+    if source.dtype == out.dtype:
+        if source.nbytes < SMALL_COPY_BYTES or np.may_share_memory(source, out):
+            np.copyto(out, source)  # memcpy's ranges must not overlap
+        else:
+            _copy_kernel(toolchain)(_pointer(source), _pointer(out), ctypes.c_int64(source.nbytes))
+        return
+    name = plain_kernel(source.dtype, out.dtype)
+    if name is None:
+        raise ValueError(f"no plain cast kernel from {source.dtype} to {out.dtype}")
+    if source.nbytes < SMALL_COPY_BYTES and name in NUMPY_EXACT:
+        # numpy's loop is the same C conversion, so the same bits, without the kernel's call.
+        np.copyto(out, source, casting="unsafe")
+        return
+    _run_cast_kernel(name, source, out, toolchain)
+
+
+# The plain kernels that are one exact C conversion (float to double; the narrowing to float
+# would make numpy warn of its overflows).
+NUMPY_EXACT = frozenset({"relayout_widen_fp32_to_fp64"})
+
+
+def _copy_kernel(toolchain: Toolchain | None) -> Any:
+    return cast_library(toolchain).relayout_copy_bytes
+
+
 def copy_bytes(
     source: npt.NDArray[Any], out: npt.NDArray[Any], toolchain: Toolchain | None = None
 ) -> int:
     """An OpenMP memcpy of `source` into `out` (the benchmark's copy bound); its nanoseconds."""
     if source.nbytes != out.nbytes:
         raise ValueError(f"copy of {source.nbytes} bytes into {out.nbytes}")
-    kernel = cast_library(toolchain).relayout_copy_bytes
+    kernel = _copy_kernel(toolchain)
     start = time.perf_counter_ns()
     kernel(_pointer(source), _pointer(out), ctypes.c_int64(source.nbytes))
     return time.perf_counter_ns() - start

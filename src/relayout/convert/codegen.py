@@ -3,9 +3,13 @@
 A kernel walks the packed physical buffer (the last two digits in cache tiles, everything outside
 them flattened into one OpenMP loop), computes each member's logical index from its cell maps,
 bounds-checks it (an index outside its array is skipped and counted), and casts with the exact
-routines of ccode.py. A pointer that is one array with its whole digits reordered (a transpose)
-gets a dedicated kernel moving 8x8 blocks through registers. The same general body compiles as C
-with OpenMP for the host and as a CUDA kernel (one thread per physical cell) for a device.
+routines of ccode.py. On the host two shapes get kernels of their own: a pointer that is one array
+with its whole digits reordered (a transpose) moves 8x8 blocks through registers within tiles that
+let the side read stream a few long rows, rows of whole cache lines written with streaming stores
+past the last-level cache; a zip's whole or an unzip's part (stacking) streams each part front to
+back. Every host loop is scheduled statically over its tiles or runs. The same general body
+compiles as C with OpenMP for the host and as a CUDA kernel (one thread per physical cell) for a
+device.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from relayout.arrays import ArraySpec
+from relayout.convert.casts import STREAM_BYTES
 from relayout.convert.ccode import CAST_PRELUDE, convert_expression
 from relayout.dtypes import PRECISIONS
 from relayout.expr import C_CHECKED, C_PRELUDE, Bin, Call, Const, Expr, Neg, Sym, c_proof, walk
@@ -28,6 +33,17 @@ from relayout.types import ELEMENT_TYPES
 # mind the short rows.
 TILE_OUTER = 32
 TILE_INNER = 32
+# A permutation kernel's tile, rows of the buffer (its digit a) by columns (digit b). Where the side
+# read has its rows along one of the two digits (convert_in of a transpose of the last dimension,
+# or runs along it on both sides), the tile is PERMUTE_FEW of those rows by PERMUTE_LONG along
+# them: the read side then streams a few long runs, which the prefetchers follow, and the side
+# written takes whole cache lines (past the cache with streaming stores, see HOST_STORES). For
+# convert_in of the 4096x4096 fp32 transpose widened to fp64, on two threads, tiles of 1024 x 16
+# read at 12.7-20.7 GB/s where 128 x 128 read at 6.4-11.8 (timed in turns in the same runs).
+# Elsewhere square tiles of PERMUTE_SQUARE (one thread: 1.4-1.6 times the rate of 32 x 32).
+PERMUTE_FEW = 16
+PERMUTE_LONG = 1024
+PERMUTE_SQUARE = 128
 
 FLOAT_PRECISIONS = tuple(PRECISIONS)
 
@@ -576,7 +592,7 @@ def _host_loops(digits: Sequence[str], body: str) -> str:
     const int64_t tiles_b = (extent{b} + {TILE_INNER - 1}) / {TILE_INNER};
     const int64_t outer_count = {outer_extents};
     const int64_t steps = outer_count * tiles_a * tiles_b;
-    #pragma omp parallel for reduction(+:errors) schedule(dynamic, 8) if(outer_count * extent{a} * extent{b} >= {PARALLEL_CELLS})
+    #pragma omp parallel for reduction(+:errors) schedule(static) if(outer_count * extent{a} * extent{b} >= {PARALLEL_CELLS})
     for (int64_t step = 0; step < steps; ++step) {{
         const int64_t tile_b = step % tiles_b;
         const int64_t tile_a = (step / tiles_b) % tiles_a;
@@ -644,6 +660,31 @@ extern "C" __global__ void {function}(void *const *arrays, {buffer_qualifier}voi
 # the copy, and on a busy machine a descheduled team member holds the whole region for a slice.
 PARALLEL_CELLS = 1 << 15
 
+# A written row of a micro tile: one cache line stored with streaming stores where `stream` says
+# so and the line is 16-byte aligned (SSE2, every x86-64), else a plain copy.
+STREAM_LINE = 64
+HOST_STORES = f"""\
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+static inline void relayout_store_row(void *dst, const void *row, size_t bytes, int stream) {{
+#if defined(__SSE2__)
+    if (stream && bytes == {STREAM_LINE} && (uintptr_t)dst % 16 == 0) {{
+        for (int k = 0; k < {STREAM_LINE // 16}; ++k)
+            _mm_stream_si128((__m128i *)dst + k, _mm_loadu_si128((const __m128i *)row + k));
+        return;
+    }}
+#endif
+    memcpy(dst, row, bytes);
+}}
+static inline void relayout_store_fence(int stream) {{
+#if defined(__SSE2__)
+    if (stream) _mm_sfence();
+#else
+    (void)stream;
+#endif
+}}
+"""
 HOST_HEADER = "#include <omp.h>\n#include <stdint.h>\n#include <string.h>\n"
 
 DEVICE_HEADER = """\
@@ -681,15 +722,18 @@ def program_source(
                 continue
             name = kernel_function_name(index, pointer, direction)
             permutation = digit_permutation(layout, pointer) if target == "host" else None
+            stack = stacking(layout, pointer) if target == "host" else None
             if permutation is not None:
                 functions.append(
                     permutation_kernel(layout, pointer, direction, symbols, name, permutation)
                 )
+            elif stack is not None:
+                functions.append(stacking_kernel(layout, pointer, direction, symbols, name, stack))
             else:
                 functions.append(generate(layout, pointer, direction, symbols, name))
             kernels.append(KernelSpec(name, pointer.name, direction, sources))
     if target == "host":
-        prelude = HOST_HEADER + CAST_PRELUDE + C_PRELUDE
+        prelude = HOST_HEADER + CAST_PRELUDE + C_PRELUDE + HOST_STORES
     else:
         device_prelude = C_PRELUDE.replace("static inline", "static __device__ __forceinline__")
         device_casts = (
@@ -772,6 +816,20 @@ class _TileSide:
     row: tuple[str, str]  # the loop variable that picks this side's row of a tile, and its start
     point: str  # the index of cell (a, b)
     run: str  # the index where a contiguous run of the tile's row a starts
+
+
+def _permutation_tile(dims_of_digits: Sequence[int], ndim: int, direction: str) -> tuple[int, int]:
+    """The (digit a, digit b) extents of a permutation kernel's tile: few rows of the side read,
+    long along them (see PERMUTE_FEW)."""
+    a, b = len(dims_of_digits) - 2, len(dims_of_digits) - 1
+    if dims_of_digits[b] == ndim - 1:
+        return PERMUTE_FEW, PERMUTE_LONG  # runs along digit b on both sides
+    if dims_of_digits[a] == ndim - 1 and direction == "in":
+        # The array's rows run along digit a: convert_in reads few of them, far along.
+        return PERMUTE_LONG, PERMUTE_FEW
+    # convert_out of a transpose writes the array's rows: few far along left more lines partly
+    # written at once than square tiles do (5-9 against 6-11 GB/s, in turns, same runs).
+    return PERMUTE_SQUARE, PERMUTE_SQUARE
 
 
 def permutation_kernel(
@@ -860,22 +918,28 @@ def permutation_kernel(
                         for (int {p} = 0; {p} < {MICRO}; ++{p})
                             {written.name}[{written.cell}] = tile[{p}][{q}];"""
     single = f"{written.name}[{written.point}] = {convert(f'{read.name}[{read.point}]')};"
+    # Each written row of the micro tile gathered from the rows read and stored whole: GCC keeps
+    # the gather in registers (staging the tile in memory first ran at half the speed in AVX2).
     rows_stage = f"""\
-                    {written.c_type} tile[{MICRO}][{MICRO}];
-                    #pragma GCC unroll {MICRO}
-                    for (int {p} = 0; {p} < {MICRO}; ++{p}) {{
-                        const {read.c_type} *row = {read.row[1]};
-                        #pragma GCC unroll {MICRO}
-                        for (int {q} = 0; {q} < {MICRO}; ++{q}) tile[{p}][{q}] = {convert(f"row[{q}]")};
-                    }}
                     #pragma GCC unroll {MICRO}
                     for (int {q} = 0; {q} < {MICRO}; ++{q}) {{
                         {written.c_type} column[{MICRO}];
                         #pragma GCC unroll {MICRO}
-                        for (int {p} = 0; {p} < {MICRO}; ++{p}) column[{p}] = tile[{p}][{q}];
-                        memcpy({written.row[1]}, column, sizeof column);
+                        for (int {p} = 0; {p} < {MICRO}; ++{p}) {{
+                            const {read.c_type} *row = {read.row[1]};
+                            column[{p}] = {convert(f"row[{q}]")};
+                        }}
+                        relayout_store_row({written.row[1]}, column, sizeof column, stream);
                     }}"""
     outer_extents = " * ".join(f"extent{k}" for k in range(count - 2)) or "1"
+    tile_a, tile_b = _permutation_tile(dims_of_digits, ndim, direction)
+    # Rows of whole cache lines written past the last-level cache skip reading the lines first.
+    moved_bytes = scalar_size(read.scalar) + scalar_size(written.scalar)
+    streams = (
+        f"({total}) > {STREAM_BYTES // moved_bytes}"
+        if MICRO * scalar_size(written.scalar) == STREAM_LINE
+        else "0"
+    )
     decompose = []
     for k in reversed(range(count - 2)):
         decompose.append(
@@ -886,11 +950,12 @@ def permutation_kernel(
     return f"""
 int64_t {function}(void *const *arrays, {"" if direction == "in" else "const "}void *buffer, const int64_t *symbols) {{
     {prologue}
-    const int64_t tiles_a = (extent{a} + {TILE_OUTER - 1}) / {TILE_OUTER};
-    const int64_t tiles_b = (extent{b} + {TILE_OUTER - 1}) / {TILE_OUTER};
+    const int64_t tiles_a = (extent{a} + {tile_a - 1}) / {tile_a};
+    const int64_t tiles_b = (extent{b} + {tile_b - 1}) / {tile_b};
     const int64_t outer_count = {outer_extents};
     const int64_t steps = outer_count * tiles_a * tiles_b;
-    #pragma omp parallel for schedule(dynamic, 8) if(outer_count * extent{a} * extent{b} >= {PARALLEL_CELLS})
+    const int stream = {streams};
+    #pragma omp parallel for schedule(static) if(outer_count * extent{a} * extent{b} >= {PARALLEL_CELLS})
     for (int64_t step = 0; step < steps; ++step) {{
         const int64_t tile_b = step % tiles_b;
         const int64_t tile_a = (step / tiles_b) % tiles_a;
@@ -898,9 +963,9 @@ int64_t {function}(void *const *arrays, {"" if direction == "in" else "const "}v
         int64_t rest = outer, array_base = 0;
         {decompose_text}
         const int64_t buffer_base = outer * extent{a} * extent{b};
-        const int64_t a_start = tile_a * {TILE_OUTER}, b_start = tile_b * {TILE_OUTER};
-        const int64_t a_stop = relayout_min(a_start + {TILE_OUTER}, extent{a});
-        const int64_t b_stop = relayout_min(b_start + {TILE_OUTER}, extent{b});
+        const int64_t a_start = tile_a * {tile_a}, b_start = tile_b * {tile_b};
+        const int64_t a_stop = relayout_min(a_start + {tile_a}, extent{a});
+        const int64_t b_stop = relayout_min(b_start + {tile_b}, extent{b});
         if (stride{b} == 1) {{
             for (int64_t a = a_start; a < a_stop; ++a) {{
                 const int64_t array_at = array_base + a * stride{a} + b_start;
@@ -921,6 +986,207 @@ int64_t {function}(void *const *arrays, {"" if direction == "in" else "const "}v
                             {single}
                 }}
             }}
+        }}
+        relayout_store_fence(stream);  /* this thread's streaming stores of the tile, done */
+    }}
+    return 0;
+}}
+"""
+
+
+@dataclass(frozen=True)
+class Stacking:
+    """A pointer that stacks whole arrays along one of its digits (a zip's whole: `parts` the
+    array at each index of digit `dim`), or that is one index of one array's dimension (an
+    unzip's part: `parts` that one array, `index` the index of its dimension `dim`)."""
+
+    dim: int
+    parts: tuple[str, ...]
+    index: int | None = None
+
+
+def _same_extents(first: Sequence[Expr], second: Sequence[Expr]) -> bool:
+    return [str(e) for e in first] == [str(e) for e in second]
+
+
+def stacking(layout: NodeLayout, pointer: PointerLayout) -> Stacking | None:
+    """The pointer's Stacking when it is a zip's whole or an unzip's part with nothing else done
+    to it (no permutation, block or struct after it), each element moved as one lane; else None."""
+    if isinstance(pointer.element, StructType) or scalar_of(str(pointer.element)).lanes != 1:
+        return None
+    cells = pointer.cells
+    if not cells or any(c.member is not None or c.component is not None for c in cells):
+        return None
+    if any(scalar_of(layout.arrays[c.array].dtype).lanes != 1 for c in cells):
+        return None
+    names = [name for name, _ in pointer.digits]
+    extents = [extent for _, extent in pointer.digits]
+    if len(cells) == 1 and not cells[0].live:
+        # An unzip's part: the digits in order, one constant index of the array put among them.
+        cell = cells[0]
+        spec = layout.arrays[cell.array]
+        constants = [d for d, e in enumerate(cell.index) if isinstance(e, Const)]
+        if len(constants) != 1 or len(cell.index) != len(names) + 1:
+            return None
+        dim = constants[0]
+        rest = [e for d, e in enumerate(cell.index) if d != dim]
+        picked = cell.index[dim]
+        assert isinstance(picked, Const)
+        kept_extents = [e for d, e in enumerate(spec.extent_exprs) if d != dim]
+        if rest != [Sym(n) for n in names] or not _same_extents(kept_extents, extents):
+            return None
+        if int(picked.value) < 0:
+            return None
+        return Stacking(dim, (cell.array,), int(picked.value))
+    # A zip's whole: cell p is live where the stacked digit is p, and its array is the other
+    # digits, whole and in order.
+    parts: dict[int, str] = {}
+    stacked: str | None = None
+    for cell in cells:
+        if len(cell.live) != 1:
+            return None
+        live = cell.live[0]
+        if not (
+            isinstance(live, Bin)
+            and live.op == "=="
+            and isinstance(live.left, Sym)
+            and isinstance(live.right, Const)
+        ):
+            return None
+        if stacked is None:
+            stacked = live.left.name
+        if live.left.name != stacked or int(live.right.value) in parts:
+            return None
+        parts[int(live.right.value)] = cell.array
+    if stacked not in names:
+        return None
+    dim = names.index(stacked)
+    count = extents[dim]
+    if not isinstance(count, Const) or sorted(parts) != list(range(int(count.value))):
+        return None
+    if len(set(parts.values())) != len(parts):
+        return None  # an array at two indices: its kernel argument is one part
+    others = [n for n in names if n != stacked]
+    other_extents = [e for d, e in enumerate(extents) if d != dim]
+    for cell in cells:
+        if cell.index != tuple(Sym(n) for n in others):
+            return None
+        if not _same_extents(layout.arrays[cell.array].extent_exprs, other_extents):
+            return None
+    return Stacking(dim, tuple(parts[p] for p in sorted(parts)))
+
+
+# Elements one step of a stacking kernel's runs moves at most (a run longer than this is split,
+# so that a few long runs still spread over the threads).
+STACK_PIECE = 1 << 14
+
+
+def stacking_kernel(
+    layout: NodeLayout,
+    pointer: PointerLayout,
+    direction: str,
+    symbols: Sequence[str],
+    function: str,
+    stack: Stacking,
+) -> str:
+    """A zip's whole or an unzip's part as streams: the buffer seen as [outer][K][inner] (K the
+    stacked or split extent, outer and inner the extents before and after it), each part as
+    [outer][inner]. Where inner is 1 (stacked last) one statically scheduled loop over outer
+    moves element o of every part; otherwise each (o, part) run of inner contiguous elements is
+    copied straight, in pieces of STACK_PIECE. Every part is read or written front to back."""
+    names = _c_names(pointer, symbols)
+    stored = scalar_of(str(pointer.element))
+    buffer_type = stored.c_storage
+    lines = [f"const int64_t sz_{s} = symbols[{k}];" for k, s in enumerate(symbols)]
+    lines.append("int extent_bad = 0;")
+    for d, (_, extent) in enumerate(pointer.digits):
+        lines.append(f"const int64_t extent{d} = {extent.to_c(names, 'extent_bad')};")
+    count = len(pointer.digits)
+    zipped = stack.index is None
+    sources = kernel_sources(pointer, direction, layout)
+    if zipped:
+        # The buffer's own digits: [before dim][K][after dim].
+        before = [f"extent{d}" for d in range(stack.dim)]
+        after = [f"extent{d}" for d in range(stack.dim + 1, count)]
+        stacked = f"extent{stack.dim}"
+    else:
+        # The array's dimensions: [before dim][its extent at dim][after dim]; the buffer's
+        # digits are the others, whole.
+        array = layout.arrays[stack.parts[0]]
+        for d, extent in enumerate(array.extent_exprs):
+            lines.append(f"const int64_t array_extent{d} = {extent.to_c(names, 'extent_bad')};")
+        before = [f"array_extent{d}" for d in range(stack.dim)]
+        after = [f"array_extent{d}" for d in range(stack.dim + 1, len(array.extent_exprs))]
+        stacked = f"array_extent{stack.dim}"
+    guarded = [f"extent{d}" for d in range(count)]
+    if not zipped:
+        guarded.append(stacked)
+    lines.extend(_extent_guards(guarded))
+    total = " * ".join(f"extent{d}" for d in range(count)) or "1"
+    lines.append("if (!extents_fit) return -1;")
+    lines.append("if (empty) return 0;")
+    if not zipped:
+        # The index exists at these sizes; the other extents are the digits' by construction.
+        lines.append(f"if ({stack.index} >= {stacked}) return {total};")
+    lines.append(f"const int64_t outer = {' * '.join(before) or '1'};")
+    lines.append(f"const int64_t inner = {' * '.join(after) or '1'};")
+    lines.append(f"const int64_t stacked = {stacked};")
+    qualifier = "" if direction == "in" else "const "
+    lines.append(f"{qualifier}{buffer_type} *restrict buf = ({qualifier}{buffer_type} *)buffer;")
+    # (part's C name, its scalar, its index along the stacked extent) of each part moved.
+    moved: list[tuple[str, Scalar, str]] = []
+    for k, name in enumerate(sources):
+        scalar = _source_scalar(layout.arrays[name])
+        kind = scalar.c_storage
+        part_qualifier = "const " if direction == "in" else ""
+        lines.append(
+            f"{part_qualifier}{kind} *restrict part{k} = ({part_qualifier}{kind} *)arrays[{k}];"
+        )
+        at = str(stack.parts.index(name)) if zipped else str(stack.index)
+        moved.append((f"part{k}", scalar, at))
+
+    def move(part: str, scalar: Scalar, buffer_at: str, part_at: str) -> str:
+        if direction == "in":
+            return f"buf[{buffer_at}] = {scalar_convert(scalar, stored, f'{part}[{part_at}]')};"
+        return f"{part}[{part_at}] = {scalar_convert(stored, scalar, f'buf[{buffer_at}]')};"
+
+    if zipped:
+        lanes = "\n            ".join(move(p, s, f"o * stacked + {at}", "o") for p, s, at in moved)
+    else:
+        lanes = "\n            ".join(move(p, s, "o", f"o * stacked + {at}") for p, s, at in moved)
+    runs = len(moved)
+    run_cases = []
+    for k, (part, scalar, at) in enumerate(moved):
+        buffer_run = f"(o * stacked + {at}) * inner" if zipped else "o * inner"
+        part_run = "o * inner" if zipped else f"(o * stacked + {at}) * inner"
+        step = move(part, scalar, f"{buffer_run} + i", f"{part_run} + i")
+        run_cases.append(
+            f"            case {k}: for (int64_t i = start; i < stop; ++i) {step} break;"
+        )
+    run_text = "\n".join(run_cases)
+    prologue = "\n    ".join(lines)
+    return f"""
+int64_t {function}(void *const *arrays, {qualifier}void *buffer, const int64_t *symbols) {{
+    {prologue}
+    if (inner == 1) {{
+        #pragma omp parallel for simd schedule(static) if(outer * stacked >= {PARALLEL_CELLS})
+        for (int64_t o = 0; o < outer; ++o) {{
+            {lanes}
+        }}
+        return 0;
+    }}
+    const int64_t pieces = (inner + {STACK_PIECE - 1}) / {STACK_PIECE};
+    const int64_t steps = outer * {runs} * pieces;
+    #pragma omp parallel for schedule(static) if(outer * stacked * inner >= {PARALLEL_CELLS})
+    for (int64_t step = 0; step < steps; ++step) {{
+        const int64_t piece = step % pieces;
+        const int64_t run = (step / pieces) % {runs};
+        const int64_t o = step / (pieces * {runs});
+        const int64_t start = piece * {STACK_PIECE};
+        const int64_t stop = relayout_min(start + {STACK_PIECE}, inner);
+        switch (run) {{
+{run_text}
+            default: break;
         }}
     }}
     return 0;

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ import numpy.typing as npt
 
 from relayout.arrays import ArraySpec
 from relayout.convert.build import Toolchain, load_library
-from relayout.convert.casts import aligned_empty, aligned_zeros, cast_in, cast_pairs, widen_out
+from relayout.convert.casts import aligned_empty, aligned_zeros, convert_plain, plain_kernel
 from relayout.convert.codegen import (
     KernelSpec,
     buffer_dtype,
@@ -103,7 +104,6 @@ class _Step:
     shape: tuple[int, ...]
     dtype: Any
     plain: bool  # one whole array, row-major: copied or cast without a generated kernel
-    copy: bool  # plain and of the array's own element type
     zeroed: bool  # its buffer starts at zero (a struct's padding, an empty extent)
 
 
@@ -143,6 +143,7 @@ class ConversionProgram:
         # whether it is a plain copy or cast): worked out once, so a repeated call costs the
         # conversion and little else.
         self._steps_at: dict[tuple[int, ...], list[_Step]] = {}
+        self._symbols_at: dict[tuple[int, ...], tuple[npt.NDArray[np.int64], int]] = {}
 
     def _at(self, sizes: Mapping[str, int]) -> ConversionProgram:
         """This program where `sizes` agree with the sizes it was lowered at, else the program
@@ -179,7 +180,6 @@ class ConversionProgram:
                     shape=shape,
                     dtype=buffer_dtype(pointer.element),
                     plain=plain,
-                    copy=plain and pointer.element == self.layout.arrays[pointer.sources[0]].dtype,
                     zeroed=0 in shape or isinstance(pointer.element, StructType),
                 ))  # fmt: skip
             self._steps_at[key] = steps
@@ -195,6 +195,16 @@ class ConversionProgram:
                 f"sizes: missing {missing}; the layout's extents need {list(self.symbols)}"
             )
         return np.array([int(sizes[s]) for s in self.symbols] or [0], dtype=np.int64)
+
+    def _symbols_address(self, sizes: Mapping[str, int]) -> int:
+        """The address of the kernels' symbols argument at `sizes`, its array made once per set
+        of sizes (and kept, so the address stays valid)."""
+        key = tuple(int(sizes.get(s, -1)) for s in self.symbols)
+        found = self._symbols_at.get(key)
+        if found is None:
+            values = self._symbol_values(sizes)
+            found = self._symbols_at[key] = (values, values.ctypes.data)
+        return found[1]
 
     def _inputs_for(
         self, inputs: Mapping[str, npt.NDArray[Any]], sizes: Mapping[str, int]
@@ -218,13 +228,18 @@ class ConversionProgram:
         return ready
 
     def _plain(self, pointer: PointerLayout) -> bool:
-        """The pointer is one whole array, row-major: cast or copy it without a generated kernel."""
+        """The pointer is one whole array, row-major: copied, narrowed or widened (an fp32
+        problem's array cast to fp64) by the plain cast library, without a generated kernel."""
         if self.target != "host" or len(pointer.sources) != 1:
             return False
         spec = self.layout.arrays[pointer.sources[0]]
         if not identity_cell(pointer, spec):
             return False
-        return pointer.element == spec.dtype or (spec.dtype, pointer.element) in cast_pairs()
+        if pointer.element == spec.dtype:
+            return True
+        if isinstance(pointer.element, StructType):
+            return False
+        return plain_kernel(spec.element.numpy_dtype, buffer_dtype(pointer.element)) is not None
 
     # -- the two directions
 
@@ -308,12 +323,17 @@ class ConversionProgram:
         raise NotImplementedError
 
 
+# Arrays whose addresses a host program remembers at most (then it forgets them all).
+ADDRESSES_KEPT = 64
+
+
 class HostProgram(ConversionProgram):
     """Kernels compiled with the host C compiler and OpenMP, loaded with ctypes."""
 
     def __init__(self, requests: Requests, layout: NodeLayout, toolchain: Toolchain | None) -> None:
         super().__init__(requests, layout, "host", toolchain)
         self.library = load_library(self.source, toolchain)
+        self._addresses: dict[int, tuple[weakref.ref[npt.NDArray[Any]], int]] = {}
         self._functions: dict[str, Any] = {}
         for kernel in self.kernels:
             function = getattr(self.library, kernel.name)
@@ -321,16 +341,29 @@ class HostProgram(ConversionProgram):
             function.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
             self._functions[kernel.name] = function
 
+    def _address(self, array: npt.NDArray[Any]) -> int:
+        """The address of `array`'s data, remembered while the array lives: numpy's
+        `array.ctypes.data` costs microseconds, which a tiny conversion's few calls notice, and a
+        reused buffer is looked up on every call. Only a view's is remembered (the buffers
+        aligned_empty makes are views): an array owning its data can move it (ndarray.resize)."""
+        if array.flags.owndata:
+            return int(array.ctypes.data)
+        known = self._addresses.get(id(array))
+        if known is not None and known[0]() is array:
+            return known[1]
+        if len(self._addresses) >= ADDRESSES_KEPT:
+            self._addresses.clear()
+        address = int(array.ctypes.data)
+        self._addresses[id(array)] = (weakref.ref(array), address)
+        return address
+
     def _call(
-        self,
-        kernel: KernelSpec,
-        arrays: list[npt.NDArray[Any]],
-        buffer: npt.NDArray[Any],
-        symbols: npt.NDArray[np.int64],
+        self, kernel: KernelSpec, arrays: list[int], buffer: npt.NDArray[Any], symbols: int
     ) -> None:
-        pointers = (ctypes.c_void_p * max(len(arrays), 1))(*[a.ctypes.data for a in arrays])
+        """Kernel `kernel` over the arrays at addresses `arrays`, `buffer` and the symbols."""
+        pointers = (ctypes.c_void_p * max(len(arrays), 1))(*arrays)
         # A ctypes array and plain addresses pass as void * as they are (no casts per call).
-        errors = self._functions[kernel.name](pointers, buffer.ctypes.data, symbols.ctypes.data)
+        errors = self._functions[kernel.name](pointers, self._address(buffer), symbols)
         if errors:
             raise ConversionError(conversion_failure(kernel.pointer, kernel.direction, errors))
 
@@ -340,7 +373,10 @@ class HostProgram(ConversionProgram):
         sizes: Mapping[str, int],
         reuse: Mapping[str, Any],
     ) -> dict[str, Any]:
-        symbols = self._symbol_values(sizes)
+        symbols = self._symbols_address(sizes)
+        # Each array's address looked up once per call (a part of several pointers is read by
+        # each), which a tiny conversion notices.
+        addresses: dict[str, int] = {}
         buffers: dict[str, Any] = {}
         for step in self._steps(sizes):
             pointer, shape, dtype = step.pointer, step.shape, step.dtype
@@ -350,15 +386,7 @@ class HostProgram(ConversionProgram):
             if step.plain:
                 source = arrays[pointer.sources[0]]
                 buffer = old if old is not None else aligned_empty(shape, dtype)
-                if step.copy:
-                    np.copyto(buffer, source)
-                else:
-                    cast_in(
-                        source.reshape(-1),
-                        str(pointer.element),
-                        out=buffer.reshape(-1),
-                        toolchain=self.toolchain,
-                    )
+                convert_plain(source.reshape(-1), buffer.reshape(-1), self.toolchain)
                 buffers[pointer.name] = buffer
                 continue
             # A struct's padding bytes are never written by the kernel: start them at zero.
@@ -367,7 +395,10 @@ class HostProgram(ConversionProgram):
             else:
                 buffer = aligned_zeros(shape, dtype) if step.zeroed else aligned_empty(shape, dtype)
             kernel = self.kernel_of[(pointer.name, "in")]
-            self._call(kernel, [arrays[s] for s in kernel.sources], buffer, symbols)
+            for name in kernel.sources:
+                if name not in addresses:
+                    addresses[name] = self._address(arrays[name])
+            self._call(kernel, [addresses[s] for s in kernel.sources], buffer, symbols)
             buffers[pointer.name] = buffer
         return buffers
 
@@ -377,7 +408,9 @@ class HostProgram(ConversionProgram):
         outputs: Mapping[str, npt.NDArray[Any]],
         sizes: Mapping[str, int],
     ) -> None:
-        symbols = self._symbol_values(sizes)
+        symbols = self._symbols_address(sizes)
+        addresses: dict[str, int] = {}
+        scratch: dict[str, npt.NDArray[Any]] = {}  # kept alive until the last kernel has run
         for step in self._steps(sizes):
             pointer = step.pointer
             kernel = self.kernel_of.get((pointer.name, "out"))
@@ -395,21 +428,19 @@ class HostProgram(ConversionProgram):
                 )
             if step.plain and pointer.sources[0] in outputs:
                 target = outputs[pointer.sources[0]]
-                if step.copy:
-                    np.copyto(target, buffer.reshape(target.shape))
-                else:
-                    widen_out(buffer.reshape(-1), target.reshape(-1), toolchain=self.toolchain)
+                convert_plain(buffer.reshape(-1), target.reshape(-1), self.toolchain)
                 continue
-            scratch = [
-                outputs[s]
-                if s in outputs
-                else np.empty(
-                    evaluate_extents(self.layout.arrays[s].extent_exprs, sizes),
-                    dtype=self.layout.arrays[s].element.numpy_dtype,
-                )
-                for s in kernel.sources
-            ]
-            self._call(kernel, scratch, buffer, symbols)
+            for name in kernel.sources:
+                if name not in addresses:
+                    # An array the caller did not ask for is written into scratch memory.
+                    written = outputs.get(name)
+                    if written is None:
+                        written = scratch[name] = np.empty(
+                            evaluate_extents(self.layout.arrays[name].extent_exprs, sizes),
+                            dtype=self.layout.arrays[name].element.numpy_dtype,
+                        )
+                    addresses[name] = self._address(written)
+            self._call(kernel, [addresses[s] for s in kernel.sources], buffer, symbols)
 
 
 def compile_program(
