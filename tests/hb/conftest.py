@@ -26,22 +26,28 @@ def graded_correct(judge: JudgeHandler, kernel: str, source: str, language: str 
     grade's own inputs at preset S and compared with the reference at the judge's precision, like
     any submission, without the baseline's timing (a speedup is the benchmarks' matter): the
     catalog's sweeps grade every kernel this way. Fails the test with the judge's reason."""
-    from hb import build, kernels
+    from hb import build, kernels, languages
     from hb.envelope import Submission
-    from hb.service import compare_reps
+    from hb.judge import graders
+    from hb.judge.grading import compare_reps
 
     manifest = judge.manifest(kernel)
     problem = judge.problem(manifest)
     built = build.build(source, language, [], judge.config.build_cache_dir, judge.build_limits)
     assert built.ok and built.library is not None, built.log
     sizes, scalars = manifest.preset_sizes("S"), manifest.preset_scalars("S")
-    problems = judge._problems(manifest, "S", problem.precision, 7, sizes, scalars)
     granted = judge.granted_requests(Submission(kernel=kernel, source="").requests, manifest)
-    reps, pointers = judge._rep_inputs(
+    grader = graders.grader_for(judge.graders, manifest, granted)
+    assert isinstance(grader, graders.DenseGrader)
+    problems = grader.problems(manifest, "S", problem.precision, 7, sizes, scalars)
+    reps, pointers = grader.rep_inputs(
         manifest, granted, problem.precision, sizes, scalars, problems,
         kernels.pointer_names(manifest),
     )  # fmt: skip
-    run = judge._run(built.library, manifest, problem.precision, sizes, reps, pointers)
+    delivery = languages.language(language).delivery
+    run = grader.run(
+        built.library, manifest, problem.precision, sizes, reps, pointers, delivery=delivery
+    )
     assert run.ok, run.reason
     comparison = compare_reps(run, problems, problem.band)
     assert comparison.correct, comparison.reason
