@@ -403,7 +403,10 @@ def supervise_ranks(jobdir: Path, job: dict[str, Any]) -> dict[str, Any]:
     here by the ranks' index maps (a cast array's tile cast with relayout's kernels, timed per
     rank, the slowest rank's time credited), "g" to every rank and the time until the last "d",
     then the box frozen while the tiles are read back, widened and gathered by their primary
-    holders. The driver in the box never touches a file the judge reads."""
+    holders. The driver in the box never touches a file the judge reads. A job with "generate"
+    (the generated-input kernels of hb.kernels) stages no inputs: each rank's tiles are generated here at
+    their global indices from the rep's seed, with the box frozen as for a staged rep."""
+    from hb.kernels.inputs import generated_tile
     from relayout.convert.casts import cast_in, widen_out
     from relayout.distribution import pack, unpack
 
@@ -447,20 +450,31 @@ def supervise_ranks(jobdir: Path, job: dict[str, Any]) -> dict[str, Any]:
         session.stop(False)
         session.channel.ask(b"l", b"d")
         session.stop(True)
-        for index, name in enumerate(job["reps"]):
-            with np.load(jobdir / name, allow_pickle=False) as archive:
-                inputs = {key: archive[key] for key in archive.files}
+        generation = job.get("generate")
+        for index, source in enumerate(generation["seeds"] if generation else job["reps"]):
+            inputs: dict[str, np.ndarray] = {}
+            if generation is None:
+                with np.load(jobdir / source, allow_pickle=False) as archive:
+                    inputs = {key: archive[key] for key in archive.files}
             cast_in_ns = [0] * ranks
             for rank, (arena, (offsets, workspace_offset)) in enumerate(
                 zip(arenas, layouts, strict=True)
             ):
                 for a, array in enumerate(arrays):
                     count = int(array["counts"][rank])
-                    flat = inputs[array["name"]].reshape(-1)
-                    if array["broadcast"]:
-                        packed = flat
+                    if generation is not None:
+                        at = (
+                            np.arange(count, dtype=np.int64)
+                            if array["broadcast"]
+                            else indices[f"{array['name']}.{rank}"]
+                        )
+                        packed = generated_tile(generation["arrays"][a], int(source), at, dtype)
+                    elif array["broadcast"]:
+                        packed = inputs[array["name"]].reshape(-1)
                     else:
-                        packed = pack(flat, indices[f"{array['name']}.{rank}"])
+                        packed = pack(
+                            inputs[array["name"]].reshape(-1), indices[f"{array['name']}.{rank}"]
+                        )
                     target = tile(arena, offsets[a], count, element[a])
                     if array.get("cast"):
                         start = time.perf_counter_ns()

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from hb import sandbox, supervisor_pool
+from hb import kernels, sandbox, supervisor_pool
 from hb.distributed.driver import (
     LAYOUT_MAGIC,
     LAYOUT_VERSION,
@@ -187,11 +187,15 @@ def run_distributed(
     limits: sandbox.Limits | None = None,
     casts: Mapping[str, str] | None = None,
     device: bool = False,
+    shard_seeds: Sequence[int] | None = None,
 ) -> DistributedRun:
     """Run the driver on spec.ranks ranks in a box and read back the outputs. `inputs` is one set
     of global arrays for every rep, or one per rep (warm-ups first). A host-tile driver is
     supervised (hb.supervisor stages, casts, times and gathers outside the box); a device-tile
-    driver (`device`) scatters, times and gathers itself from the run directory."""
+    driver (`device`) scatters, times and gathers itself from the run directory. With
+    `shard_seeds` (one per rep, warm-ups first; the generated-input kernels of hb.kernels) the supervisor
+    generates each rank's tiles itself from the rep's seed instead of staging `inputs`, which
+    must then be those seeds' arrays (generate_whole): the reference is applied to them."""
     reps = spec.warmup + spec.reps
     rep_inputs = [inputs] * reps if isinstance(inputs, Mapping) else list(inputs)
     if len(rep_inputs) != reps:
@@ -213,16 +217,21 @@ def run_distributed(
             write_run_directory(spec, rep_inputs[0], box.workdir)
             return _gathered(spec, run_launcher(box, command, timeout_s, environment), box.workdir)
         box.write("layout.bin", layout_table(spec))
+        if shard_seeds is not None and len(shard_seeds) != reps:
+            raise ValueError(f"shard_seeds: {len(shard_seeds)} seeds for {reps} reps")
         return _supervised(spec, rep_inputs, box, box.command(command, environment), casts or {},
-                           timeout_s)  # fmt: skip
+                           timeout_s, shard_seeds)  # fmt: skip
 
 
 def _supervised(
     spec: RunSpec, rep_inputs: list[Mapping[str, np.ndarray]], box: sandbox.Box,
     command: sandbox.BoxCommand, casts: Mapping[str, str], timeout_s: float,
+    shard_seeds: Sequence[int] | None = None,
 ) -> DistributedRun:  # fmt: skip
     """The supervisor's run of a host-tile driver: the job (each rank's tile counts, index maps,
-    primary flags and workspace; each rep's global inputs) in a directory the box never sees."""
+    primary flags and workspace; each rep's global inputs, or with `shard_seeds` each rep's seed
+    and each array's range, from which it generates the tiles) in a directory the box never
+    sees."""
     from hb import runner, supervisor
 
     dtype = NUMPY_DTYPES[spec.precision]
@@ -248,6 +257,10 @@ def _supervised(
                 "primary": [bool(spec.plan.is_primary_holder(array.name, r)) for r in range(spec.ranks)],
             })  # fmt: skip
         np.savez(private / "index.npz", **indices)  # type: ignore[arg-type]
+        generation = None
+        if shard_seeds is not None:
+            generation = kernels.generation_job(spec.kernel, spec.sizes, shard_seeds)
+            rep_inputs = []
         for index, arrays_of_rep in enumerate(rep_inputs):
             staged = {}
             for array in spec.kernel.arrays:
@@ -266,6 +279,7 @@ def _supervised(
             "precision": spec.precision, "arrays": arrays, "warmup": spec.warmup,
             "workspace": [workspace_bytes_at(spec.kernel, per_rank_sizes[r]) for r in range(spec.ranks)],
             "reps": [f"inputs_{i}.npz" for i in range(len(rep_inputs))],
+            "generate": generation,
         }  # fmt: skip
         (private / supervisor.JOB_FILE).write_text(json.dumps(job))
         started = time.monotonic()
@@ -428,10 +442,12 @@ def grade_distributed(
     threads_per_rank: int = 1,
     casts: Mapping[str, str] | None = None,
     device: bool = False,
+    shard_seeds: Sequence[int] | None = None,
 ) -> DistributedGrade:
     """Run the built driver under `plan` and grade every rep's gathered outputs against
     `reference` applied to copies of that rep's inputs (global arrays at the problem precision;
-    one set for every rep, or one per rep, warm-ups first)."""
+    one set for every rep, or one per rep, warm-ups first). `shard_seeds`: the ranks' tiles are
+    generated from each rep's seed (run_distributed), `inputs` being those seeds' arrays."""
     distribution = Distribution.of(plan)
     spec = RunSpec(
         kernel, precision, distribution, dict(sizes), dict(scalars), reps=reps, warmup=warmup
@@ -439,7 +455,7 @@ def grade_distributed(
     run = run_distributed(
         program, spec, inputs, directory, launcher=launcher, hostfile=hostfile,
         timeout_s=timeout_s, threads_per_rank=threads_per_rank, limits=limits, casts=casts,
-        device=device,
+        device=device, shard_seeds=shard_seeds,
     )  # fmt: skip
     arrivals = {s: a.to_json()["arrives"] for s, a in symbol_arrivals(kernel, distribution).items()}
     mismatches: list[str] = []

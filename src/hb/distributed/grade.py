@@ -45,16 +45,18 @@ def scale_submission(
     limits: sandbox.Limits | None = None,
     casts: Mapping[str, str] | None = None,
     device: bool = False,
+    shard_seeds: Sequence[int] | None = None,
 ) -> tuple[list[ScalingPoint], str, Path]:
     """Grade one built submission at each rank count (`plan_at(grid_extents)` gives the plan
     there, e.g. Requests.plan at that rank count), and write the table and the PNG under
-    `directory`. Returns (points, table text, PNG path)."""
+    `directory`. Returns (points, table text, PNG path). `shard_seeds`: grade_distributed's."""
 
     def grade_at(ranks: int, extents: tuple[int, ...]) -> DistributedGrade:
         return grade_distributed(
             program, kernel, precision, plan_at(extents), sizes, scalars, inputs, reference,
             directory / f"ranks_{ranks}", reps=reps, warmup=warmup, launcher=launcher,
             hostfile=hostfile, timeout_s=timeout_s, limits=limits, casts=casts, device=device,
+            shard_seeds=shard_seeds,
         )  # fmt: skip
 
     directory.mkdir(parents=True, exist_ok=True)
@@ -197,16 +199,21 @@ def grade_submission(
         return _build_failure(manifest, precision, ranks, built.log)
     device = requested_device_arrays(requests, manifest, residency)
     # Every rep on inputs of its own (a device-tile driver stages one set for all its reps).
-    inputs = [
-        kernels.make_inputs(manifest, sizes, rep_seed(seed, index), NUMPY_DTYPES[precision])
-        for index in range(1 if device else warmup + reps)
-    ]
+    seeds = [rep_seed(seed, index) for index in range(1 if device else warmup + reps)]
+    inputs = [kernels.make_inputs(manifest, sizes, s, NUMPY_DTYPES[precision]) for s in seeds]
     return grade_distributed(
         built.program, manifest, precision, plan, sizes, scalars, inputs[0] if device else inputs,
         kernels.load_reference(manifest.name).reference, directory / f"ranks_{ranks}",
         reps=reps, warmup=warmup, launcher=launcher, hostfile=hostfile, timeout_s=timeout_s,
         tolerance=band, limits=limits, casts=requested_casts(requests), device=bool(device),
+        shard_seeds=_shard_seeds(manifest, seeds, bool(device)),
     )  # fmt: skip
+
+
+def _shard_seeds(manifest: Manifest, seeds: Sequence[int], device: bool) -> list[int] | None:
+    """The seeds a supervised run generates each rank's tiles from (hb.kernels.inputs'
+    kernels; make_inputs gave the reference the same arrays), or None: the run stages inputs."""
+    return list(seeds) if kernels.generated_inputs(manifest) and not device else None
 
 
 def scale_requests(
@@ -245,11 +252,12 @@ def scale_requests(
             count *= extent
         return lower_plan(requests, manifest, precision, count, sizes)
 
+    device = bool(requested_device_arrays(requests, manifest, residency))
     return scale_submission(
         built.program, manifest, precision, list(requests.startup.grid), plan_at, sizes,
         manifest.preset_scalars(preset), kernels.make_inputs(manifest, sizes, seed, NUMPY_DTYPES[precision]),
         kernels.load_reference(manifest.name).reference, directory, rank_counts=rank_counts,
         reps=reps, warmup=warmup, launcher=launcher, hostfile=hostfile, timeout_s=timeout_s,
-        limits=limits, casts=requested_casts(requests),
-        device=bool(requested_device_arrays(requests, manifest, residency)),
+        limits=limits, casts=requested_casts(requests), device=device,
+        shard_seeds=_shard_seeds(manifest, [seed] * (warmup + reps), device),
     )  # fmt: skip

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
@@ -14,6 +14,7 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from hb.kernels import inputs
 from hb.precision import TOLERANCE_MATRIX, Tolerance
 
 CATALOG_DIR = Path(__file__).resolve().parent
@@ -268,8 +269,12 @@ def make_inputs(
     """Seeded, reproducible problem arrays at the problem precision, keyed by pointer name.
 
     A kernel's reference.py may define make_inputs() (sparse structure, well-separated particles);
-    otherwise inputs are uniform in [-1, 1] and pure outputs start at zero.
+    otherwise inputs are uniform in [-1, 1] and pure outputs start at zero. A machine_learning
+    kernel's inputs come from the counter-based generator of hb.kernels.inputs where it applies (a
+    distributed grade then generates each rank's shard of exactly these arrays from its indices).
     """
+    if generated_inputs(manifest):
+        return generate_whole(manifest, sizes, seed, dtype)
     rng = np.random.default_rng(seed)
     reference = load_reference(manifest.name)
     if hasattr(reference, "make_inputs"):
@@ -303,3 +308,71 @@ def reference_outputs(
 def output_names(manifest: Manifest) -> list[str]:
     """The pointers the judge grades: every array written by the kernel (inout and out)."""
     return [a.name for a in manifest.arrays if a.intent != "in"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The machine_learning track's generated inputs (hb.kernels.inputs)
+
+
+def generated_inputs(manifest: Manifest) -> bool:
+    """Whether the kernel's inputs come from this generator: a machine_learning kernel whose
+    arrays are all dense and floating, and whose reference gives each input a range
+    (`input_ranges(sizes)`) or keeps the default one (no `make_inputs` of its own)."""
+    if manifest.track != "machine_learning":
+        return False
+    if any(a.is_sparse or not a.is_floating for a in manifest.arrays):
+        return False
+    reference = load_reference(manifest.name)
+    return hasattr(reference, "input_ranges") or not hasattr(reference, "make_inputs")
+
+
+def input_ranges(manifest: Manifest, sizes: Mapping[str, int]) -> inputs.Ranges:
+    """Each array's range at `sizes`, by name: the reference's `input_ranges` (default [-1, 1]
+    for an input it does not name), None for a pure output (it starts at zero)."""
+    reference = load_reference(manifest.name)
+    declared: dict[str, tuple[float, float]] = (
+        reference.input_ranges(dict(sizes)) if hasattr(reference, "input_ranges") else {}
+    )
+    unknown = sorted(set(declared) - {a.name for a in manifest.arrays if a.intent != "out"})
+    if unknown:
+        raise ValueError(
+            f"{manifest.name}: input_ranges names {unknown}, which are not inputs of the kernel"
+        )
+    ranges: inputs.Ranges = {}
+    for array in manifest.arrays:
+        if array.intent == "out":
+            ranges[array.name] = None
+        else:
+            low, high = declared.get(array.name, inputs.DEFAULT_RANGE)
+            ranges[array.name] = (float(low), float(high))
+    return ranges
+
+
+def generate_whole(
+    manifest: Manifest, sizes: Mapping[str, int], seed: int, dtype: np.dtype
+) -> dict[str, np.ndarray]:
+    """The kernel's whole arrays under `seed` (what the reference is applied to), by name."""
+    arrays: dict[str, np.ndarray] = {}
+    for index, (name, bounds) in enumerate(input_ranges(manifest, sizes).items()):
+        shape = manifest.shape_of(name, sizes)
+        if bounds is None:
+            arrays[name] = np.zeros(shape, dtype=dtype)
+        else:
+            flat = np.arange(int(np.prod(shape)), dtype=np.int64)
+            arrays[name] = inputs.uniform_at(seed, index, flat, *bounds, dtype).reshape(shape)
+    return arrays
+
+
+def generation_job(
+    manifest: Manifest, sizes: Mapping[str, int], seeds: Sequence[int]
+) -> dict[str, Any]:
+    """What the supervisor needs to generate every rank's tiles itself: each rep's seed and, per
+    array in the manifest's order, its stream and range (None: a pure output, zero)."""
+    ranges = input_ranges(manifest, sizes)
+    return {
+        "seeds": [int(s) for s in seeds],
+        "arrays": [
+            None if bounds is None else {"stream": index, "low": bounds[0], "high": bounds[1]}
+            for index, bounds in enumerate(ranges.values())
+        ],
+    }

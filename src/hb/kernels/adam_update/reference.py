@@ -7,16 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def make_inputs(
-    sizes: dict[str, int], rng: np.random.Generator, dtype: np.dtype
-) -> dict[str, np.ndarray]:
-    count = sizes["N"]
-    return {
-        "param": rng.uniform(-1.0, 1.0, count).astype(dtype),
-        "grad": rng.uniform(-1.0, 1.0, count).astype(dtype),
-        "m": rng.uniform(-0.1, 0.1, count).astype(dtype),
-        "v": rng.uniform(0.0, 0.01, count).astype(dtype),
-    }
+def input_ranges(sizes: dict[str, int]) -> dict[str, tuple[float, float]]:
+    """Each input's uniform range (hb.kernels.inputs): moments of a few steps' gradients."""
+    return {"param": (-1.0, 1.0), "grad": (-1.0, 1.0), "m": (-0.1, 0.1), "v": (0.0, 0.01)}
 
 
 def reference(

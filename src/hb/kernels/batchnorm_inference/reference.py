@@ -7,18 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 
-def make_inputs(
-    sizes: dict[str, int], rng: np.random.Generator, dtype: np.dtype
-) -> dict[str, np.ndarray]:
-    shape, channels = (sizes["N"], sizes["C"], sizes["HW"]), sizes["C"]
-    return {
-        "x": rng.uniform(-1.0, 1.0, shape).astype(dtype),
-        "mean": rng.uniform(-1.0, 1.0, channels).astype(dtype),
-        "var": rng.uniform(0.5, 1.5, channels).astype(dtype),
-        "weight": rng.uniform(-1.0, 1.0, channels).astype(dtype),
-        "bias": rng.uniform(-1.0, 1.0, channels).astype(dtype),
-        "y": np.zeros(shape, dtype=dtype),
-    }
+def input_ranges(sizes: dict[str, int]) -> dict[str, tuple[float, float]]:
+    """Each input's uniform range (hb.kernels.inputs)."""
+    unit = (-1.0, 1.0)
+    return {"x": unit, "mean": unit, "var": (0.5, 1.5), "weight": unit, "bias": unit}
 
 
 def reference(

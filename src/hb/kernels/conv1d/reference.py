@@ -9,22 +9,11 @@ import numpy as np
 from hb.kernels import load_reference
 
 
-def convolution_inputs(
-    x_shape: tuple[int, ...],
-    w_shape: tuple[int, ...],
-    y_shape: tuple[int, ...],
-    rng: np.random.Generator,
-    dtype: np.dtype,
-) -> dict[str, np.ndarray]:
-    """x, w [out, in, kernel...], b [out] and a zero y; fan_in is the product of w's trailing axes."""
-    fan_in = int(np.prod(w_shape[1:]))
-    fan_in_uniform = load_reference("matmul_bias_relu").fan_in_uniform
-    return {
-        "x": rng.uniform(-1.0, 1.0, x_shape).astype(dtype),
-        "w": fan_in_uniform(rng, w_shape, fan_in, dtype),
-        "b": fan_in_uniform(rng, (w_shape[0],), fan_in, dtype),
-        "y": np.zeros(y_shape, dtype=dtype),
-    }
+def convolution_ranges(w_shape: tuple[int, ...]) -> dict[str, tuple[float, float]]:
+    """x in [-1, 1], w [out, in, kernel...] and b [out] fan-in scaled (hb.kernels.inputs),
+    fan_in being the product of w's trailing axes."""
+    bound = load_reference("matmul_bias_relu").fan_in_range(int(np.prod(w_shape[1:])))
+    return {"x": (-1.0, 1.0), "w": bound, "b": bound}
 
 
 def same_windows(x: np.ndarray, width: int, axes: tuple[int, ...]) -> np.ndarray:
@@ -37,17 +26,8 @@ def same_windows(x: np.ndarray, width: int, axes: tuple[int, ...]) -> np.ndarray
     return np.lib.stride_tricks.sliding_window_view(padded, (width,) * len(axes), axis=axes)
 
 
-def make_inputs(
-    sizes: dict[str, int], rng: np.random.Generator, dtype: np.dtype
-) -> dict[str, np.ndarray]:
-    batch, length = sizes["N"], sizes["L"]
-    return convolution_inputs(
-        (batch, sizes["CI"], length),
-        (sizes["CO"], sizes["CI"], sizes["K"]),
-        (batch, sizes["CO"], length),
-        rng,
-        dtype,
-    )
+def input_ranges(sizes: dict[str, int]) -> dict[str, tuple[float, float]]:
+    return convolution_ranges((sizes["CO"], sizes["CI"], sizes["K"]))
 
 
 def reference(

@@ -8,17 +8,9 @@ import numpy as np
 from hb.kernels import load_reference
 
 
-def make_inputs(
-    sizes: dict[str, int], rng: np.random.Generator, dtype: np.dtype
-) -> dict[str, np.ndarray]:
-    batch, height, width, taps = sizes["N"], sizes["H"], sizes["W"], sizes["K"]
-    return load_reference("conv1d").convolution_inputs(
-        (batch, sizes["CI"], height, width),
-        (sizes["CO"], sizes["CI"], taps, taps),
-        (batch, sizes["CO"], height, width),
-        rng,
-        dtype,
-    )
+def input_ranges(sizes: dict[str, int]) -> dict[str, tuple[float, float]]:
+    taps = sizes["K"]
+    return load_reference("conv1d").convolution_ranges((sizes["CO"], sizes["CI"], taps, taps))
 
 
 def reference(

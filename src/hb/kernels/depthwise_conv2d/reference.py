@@ -9,13 +9,9 @@ import numpy as np
 from hb.kernels import load_reference
 
 
-def make_inputs(
-    sizes: dict[str, int], rng: np.random.Generator, dtype: np.dtype
-) -> dict[str, np.ndarray]:
-    shape, taps = (sizes["N"], sizes["C"], sizes["H"], sizes["W"]), sizes["K"]
-    return load_reference("conv1d").convolution_inputs(
-        shape, (sizes["C"], 1, taps, taps), shape, rng, dtype
-    )
+def input_ranges(sizes: dict[str, int]) -> dict[str, tuple[float, float]]:
+    taps = sizes["K"]
+    return load_reference("conv1d").convolution_ranges((sizes["C"], 1, taps, taps))
 
 
 def reference(

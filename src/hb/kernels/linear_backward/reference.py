@@ -7,16 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def make_inputs(
-    sizes: dict[str, int], rng: np.random.Generator, dtype: np.dtype
-) -> dict[str, np.ndarray]:
-    rows, inner, cols = sizes["N"], sizes["K"], sizes["M"]
-    return {
-        "X": rng.uniform(-1.0, 1.0, (rows, inner)).astype(dtype),
-        "dY": (rng.uniform(-1.0, 1.0, (rows, cols)) / rows).astype(dtype),
-        "dW": np.zeros((cols, inner), dtype=dtype),
-        "db": np.zeros(cols, dtype=dtype),
-    }
+def input_ranges(sizes: dict[str, int]) -> dict[str, tuple[float, float]]:
+    """Each input's uniform range (hb.kernels.inputs)."""
+    return {"X": (-1.0, 1.0), "dY": (-1.0 / sizes["N"], 1.0 / sizes["N"])}
 
 
 def reference(

@@ -7,7 +7,7 @@ import numpy as np
 
 from hb.kernels import load_reference
 
-make_inputs = load_reference("softmax").make_logits
+input_ranges = load_reference("softmax").input_ranges
 
 
 def reference(

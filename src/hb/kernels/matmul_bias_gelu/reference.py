@@ -7,7 +7,7 @@ import numpy as np
 
 from hb.kernels import load_reference
 
-make_inputs = load_reference("matmul_bias_relu").make_inputs
+input_ranges = load_reference("matmul_bias_relu").input_ranges
 
 
 def reference(

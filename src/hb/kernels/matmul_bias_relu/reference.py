@@ -7,28 +7,20 @@ from __future__ import annotations
 import numpy as np
 
 
-def fan_in_uniform(
-    rng: np.random.Generator, shape: tuple[int, ...], fan_in: int, dtype: np.dtype
-) -> np.ndarray:
-    """Uniform in [-1, 1] / sqrt(fan_in): the bound that keeps a layer's outputs of order one."""
-    return (rng.uniform(-1.0, 1.0, shape) / np.sqrt(fan_in)).astype(dtype)
-
-
 def linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
     """torch.nn.functional.linear in float64: x W^T + b with W stored [out, in]."""
     return x.astype(np.float64) @ weight.astype(np.float64).T + bias.astype(np.float64)
 
 
-def make_inputs(
-    sizes: dict[str, int], rng: np.random.Generator, dtype: np.dtype
-) -> dict[str, np.ndarray]:
-    rows, inner, cols = sizes["N"], sizes["K"], sizes["M"]
-    return {
-        "X": rng.uniform(-1.0, 1.0, (rows, inner)).astype(dtype),
-        "W": fan_in_uniform(rng, (cols, inner), inner, dtype),
-        "b": fan_in_uniform(rng, (cols,), inner, dtype),
-        "Y": np.zeros((rows, cols), dtype=dtype),
-    }
+def fan_in_range(fan_in: int) -> tuple[float, float]:
+    """A layer's weight range: [-1, 1] / sqrt(fan_in), PyTorch's nn.Linear bound."""
+    bound = 1.0 / float(np.sqrt(fan_in))
+    return (-bound, bound)
+
+
+def input_ranges(sizes: dict[str, int]) -> dict[str, tuple[float, float]]:
+    """Each input's uniform range (hb.kernels.inputs): X in [-1, 1], W and b fan-in scaled."""
+    return {"X": (-1.0, 1.0), "W": fan_in_range(sizes["K"]), "b": fan_in_range(sizes["K"])}
 
 
 def reference(

@@ -9,19 +9,11 @@ import numpy as np
 from hb.kernels import load_reference
 
 
-def make_inputs(
-    sizes: dict[str, int], rng: np.random.Generator, dtype: np.dtype
-) -> dict[str, np.ndarray]:
-    fan_in_uniform = load_reference("matmul_bias_relu").fan_in_uniform
-    rows, width, hidden = sizes["N"], sizes["D"], sizes["F"]
-    return {
-        "x": rng.uniform(-1.0, 1.0, (rows, width)).astype(dtype),
-        "w1": fan_in_uniform(rng, (hidden, width), width, dtype),
-        "b1": fan_in_uniform(rng, (hidden,), width, dtype),
-        "w2": fan_in_uniform(rng, (width, hidden), hidden, dtype),
-        "b2": fan_in_uniform(rng, (width,), hidden, dtype),
-        "y": np.zeros((rows, width), dtype=dtype),
-    }
+def input_ranges(sizes: dict[str, int]) -> dict[str, tuple[float, float]]:
+    """Each input's uniform range (hb.kernels.inputs): x in [-1, 1], each layer fan-in scaled."""
+    fan_in_range = load_reference("matmul_bias_relu").fan_in_range
+    first, second = fan_in_range(sizes["D"]), fan_in_range(sizes["F"])
+    return {"x": (-1.0, 1.0), "w1": first, "b1": first, "w2": second, "b2": second}
 
 
 def mlp(

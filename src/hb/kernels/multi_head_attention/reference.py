@@ -9,16 +9,10 @@ import numpy as np
 from hb.kernels import load_reference
 
 
-def make_inputs(
-    sizes: dict[str, int], rng: np.random.Generator, dtype: np.dtype
-) -> dict[str, np.ndarray]:
-    fan_in_uniform = load_reference("matmul_bias_relu").fan_in_uniform
-    shape, width = (sizes["B"], sizes["L"], sizes["D"]), sizes["D"]
-    arrays = {"x": rng.uniform(-1.0, 1.0, shape).astype(dtype)}
-    for name in ("wq", "wk", "wv", "wo"):
-        arrays[name] = fan_in_uniform(rng, (width, width), width, dtype)
-    arrays["y"] = np.zeros(shape, dtype=dtype)
-    return arrays
+def input_ranges(sizes: dict[str, int]) -> dict[str, tuple[float, float]]:
+    """Each input's uniform range (hb.kernels.inputs)."""
+    projection = load_reference("matmul_bias_relu").fan_in_range(sizes["D"])
+    return {"x": (-1.0, 1.0)} | {name: projection for name in ("wq", "wk", "wv", "wo")}
 
 
 def multi_head_attention(

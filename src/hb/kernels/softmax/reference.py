@@ -14,7 +14,9 @@ def make_logits(
     return {"x": rng.uniform(-5.0, 5.0, shape).astype(dtype), "y": np.zeros(shape, dtype=dtype)}
 
 
-make_inputs = make_logits
+def input_ranges(sizes: dict[str, int]) -> dict[str, tuple[float, float]]:
+    """x's uniform range (hb.kernels.inputs), make_logits' [-5, 5]."""
+    return {"x": (-5.0, 5.0)}
 
 
 def log_softmax(x: np.ndarray) -> np.ndarray:

@@ -10,22 +10,13 @@ import numpy as np
 from hb.kernels import load_reference
 
 
-def make_inputs(
-    sizes: dict[str, int], rng: np.random.Generator, dtype: np.dtype
-) -> dict[str, np.ndarray]:
-    fan_in_uniform = load_reference("matmul_bias_relu").fan_in_uniform
-    shape, width, hidden = (sizes["B"], sizes["L"], sizes["D"]), sizes["D"], sizes["F"]
-    arrays = {"x": rng.uniform(-1.0, 1.0, shape).astype(dtype)}
-    arrays["g1"] = rng.uniform(0.5, 1.5, width).astype(dtype)
-    for name in ("wq", "wk", "wv", "wo"):
-        arrays[name] = fan_in_uniform(rng, (width, width), width, dtype)
-    arrays["g2"] = rng.uniform(0.5, 1.5, width).astype(dtype)
-    arrays["w1"] = fan_in_uniform(rng, (hidden, width), width, dtype)
-    arrays["b1"] = fan_in_uniform(rng, (hidden,), width, dtype)
-    arrays["w2"] = fan_in_uniform(rng, (width, hidden), hidden, dtype)
-    arrays["b2"] = fan_in_uniform(rng, (width,), hidden, dtype)
-    arrays["y"] = np.zeros(shape, dtype=dtype)
-    return arrays
+def input_ranges(sizes: dict[str, int]) -> dict[str, tuple[float, float]]:
+    """Each input's uniform range (hb.kernels.inputs)."""
+    fan_in_range = load_reference("matmul_bias_relu").fan_in_range
+    width, hidden, gain = fan_in_range(sizes["D"]), fan_in_range(sizes["F"]), (0.5, 1.5)
+    ranges = {"x": (-1.0, 1.0), "g1": gain, "g2": gain, "w1": width, "b1": width}
+    ranges |= {"w2": hidden, "b2": hidden}
+    return ranges | {name: width for name in ("wq", "wk", "wv", "wo")}
 
 
 def reference(
