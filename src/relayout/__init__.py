@@ -1,16 +1,10 @@
 """relayout: a request language for how an array reaches a kernel, and the kernels that convert it."""
 
+from relayout.algebra.lower import NodeLayout, PointerLayout, lower_single_node
+from relayout.algebra.state import BIJECTION_CHECK_LIMIT, CellMap, StructType
 from relayout.arrays import ArraySpec, parse_arrays
 from relayout.check import CheckedArray, RequestsCheck, c_declarations, c_signature
 from relayout.errors import RequestError
-from relayout.layout import (
-    BIJECTION_CHECK_LIMIT,
-    CellMap,
-    NodeLayout,
-    PointerLayout,
-    StructType,
-    lower_single_node,
-)
 from relayout.models import (
     OPERATION_ADAPTER,
     RECORDED_VERSION,

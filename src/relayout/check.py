@@ -9,9 +9,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from relayout.algebra.lower import run_program
+from relayout.algebra.state import PointerState, StructType, check_sizes
 from relayout.arrays import parse_arrays
 from relayout.errors import RequestError
-from relayout.layout import PointerState, StructType, check_sizes, run_program
 from relayout.models import Requests
 from relayout.plan import DistributionPlan, plan_requests
 from relayout.types import ELEMENT_TYPES, RELAYOUT_C_NAMES, CNames

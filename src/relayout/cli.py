@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from relayout.algebra.state import check_sizes
 from relayout.arrays import parse_arrays
 from relayout.check import RequestsCheck, check_requests
 from relayout.errors import RequestError
-from relayout.layout import check_sizes
 from relayout.models import Requests, requests_schema_text
 
 __all__ = ["Example", "main", "read_examples", "run_example"]

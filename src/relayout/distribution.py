@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from relayout import expr as E
+from relayout.algebra.lower import NodeLayout, PointerLayout, lower_single_node
 from relayout.arrays import parse_arrays
 from relayout.errors import RequestError, entry_label
-from relayout.layout import NodeLayout, PointerLayout, lower_single_node
 from relayout.models import (
     Block,
     Cast,

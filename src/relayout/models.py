@@ -1,5 +1,6 @@
 """The request as pydantic models: one model per action, the Requests document, its validation into
-RequestError, its JSON writer and its inlined JSON Schema. The meaning lives in layout.py and plan.py."""
+RequestError, its JSON writer and its inlined JSON Schema. The meaning lives in the digit algebra
+(relayout.algebra) and plan.py."""
 
 from __future__ import annotations
 

@@ -17,9 +17,10 @@ from pydantic import (
 )
 
 from relayout import expr as E
+from relayout.algebra.lower import run_program
+from relayout.algebra.state import check_sizes
 from relayout.arrays import parse_arrays
 from relayout.errors import RequestError
-from relayout.layout import check_sizes, run_program
 from relayout.models import Requests
 
 __all__ = [

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from relayout import RELAYOUT_C_NAMES, CNames, Requests, c_declarations, c_signature
+from relayout.algebra.lower import lower_single_node
 from relayout.check import check_requests
 from relayout.convert.casts import cast_source
 from relayout.convert.ccode import CAST_PRELUDE
 from relayout.convert.codegen import program_source
-from relayout.layout import lower_single_node
 
 ARRAYS = {"u": "fp64[N]:inout", "v": "fp64[N]", "w": "fp64[N]", "x": "fp64[N]:out"}
 SCALARS = [("N", "int64"), ("h", "bf16")]

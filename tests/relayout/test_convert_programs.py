@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from relayout import RequestError, Requests
+from relayout.algebra.state import BIJECTION_CHECK_LIMIT
 from relayout.convert import ConversionError, Group, compile_program
 from relayout.convert.program import ConversionTimings
-from relayout.layout import BIJECTION_CHECK_LIMIT
 from tests.relayout.convert_support.programs import as_inout, compare_with_reference, random_inputs
 from tests.relayout.test_properties import programs
 

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from relayout import Requests
 from relayout import expr as E
+from relayout.algebra.state import BIJECTION_CHECK_LIMIT, MAX_OPERATIONS
 from relayout.errors import RequestError
-from relayout.layout import BIJECTION_CHECK_LIMIT, MAX_OPERATIONS
 from tests.relayout.test_convert_build import run_sanitizer_clean
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1

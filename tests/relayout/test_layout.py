@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from relayout import RequestError, Requests, StructType, lower_single_node
-from relayout.layout import gf2_inverse
+from relayout.algebra.digits import gf2_inverse
 
 SQUARE = {"A": "fp64[N,N]:inout"}
 

@@ -16,8 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from relayout import DistributionPlan, Requests, lower_single_node
+from relayout.algebra.digits import gf2_inverse
+from relayout.algebra.lower import NodeLayout, run_program, to_pointer_layout
+from relayout.algebra.state import PointerState
 from relayout.distribution import axis_owners
-from relayout.layout import NodeLayout, PointerState, gf2_inverse, run_program, to_pointer_layout
 
 # RELAYOUT_PROPERTY_EXAMPLES=2000 runs the laws deeper than the default.
 EXAMPLES = int(os.environ.get("RELAYOUT_PROPERTY_EXAMPLES", "60"))

@@ -316,7 +316,7 @@ def buffer_refusal(
 
 def _itemsize(spec: Any) -> int:
     """The bytes of one element of a checked pointer: a struct's, or its element type's."""
-    from relayout.layout import StructType
+    from relayout.algebra.state import StructType
     from relayout.types import element_type
 
     if getattr(spec, "struct", None):

@@ -20,12 +20,13 @@ from typing import Any
 
 import numpy as np
 
+from relayout.algebra.lower import NodeLayout, PointerLayout
+from relayout.algebra.state import CellMap, StructType
 from relayout.arrays import ArraySpec
 from relayout.convert.casts import STREAM_BYTES
 from relayout.convert.ccode import CAST_PRELUDE, convert_expression
 from relayout.dtypes import PRECISIONS
 from relayout.expr import C_CHECKED, C_PRELUDE, Bin, Call, Const, Expr, Neg, Sym, c_proof, walk
-from relayout.layout import CellMap, NodeLayout, PointerLayout, StructType
 from relayout.types import ELEMENT_TYPES
 
 # Cache tile of the two innermost physical digits. Square tiles of 32 measured best for transposes

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from relayout.algebra.lower import NodeLayout
 from relayout.convert.codegen import buffer_dtype, evaluate_extents
 from relayout.convert.program import ConversionError, ConversionProgram, conversion_failure
-from relayout.layout import NodeLayout
 from relayout.models import Requests
 
 THREADS_PER_BLOCK = 256

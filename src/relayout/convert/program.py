@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from relayout.algebra.lower import NodeLayout, PointerLayout, lower_single_node
+from relayout.algebra.state import StructType
 from relayout.arrays import ArraySpec
 from relayout.convert.build import Toolchain, load_library
 from relayout.convert.casts import aligned_empty, aligned_zeros, convert_plain, plain_kernel
@@ -30,7 +32,6 @@ from relayout.convert.codegen import (
     program_source,
 )
 from relayout.expr import Sym
-from relayout.layout import NodeLayout, PointerLayout, StructType, lower_single_node
 from relayout.models import Requests
 
 SANITIZE_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-g")

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from relayout.algebra.lower import NodeLayout
 from relayout.convert.codegen import buffer_dtype, evaluate_extents, program_source
-from relayout.layout import NodeLayout
 
 CUDA_SHIM = """\
 #define __CUDACC__ 1
