@@ -90,13 +90,19 @@ def module_imports(package: str) -> dict[str, dict[str, int]]:
     return graph
 
 
-@pytest.mark.parametrize("package", ["hb", "usis"])
+# The request model's methods that the spec names as relayout's API (Requests.check, .plan,
+# .from_plan, .grid_at) call their implementations, which read the model: the one pair of each
+# kind allowed, and only through the model's own call-time imports.
+FACADES = {("relayout.check", "relayout.models"), ("relayout.models", "relayout.plan")}
+
+
+@pytest.mark.parametrize("package", ["hb", "usis", "relayout"])
 def test_no_two_modules_import_each_other(package: str) -> None:
     graph = module_imports(package)
     pairs = sorted(
         f"{a} (line {graph[a][b]}) <-> {b} (line {graph[b][a]})"
         for a in graph
         for b in graph[a]
-        if a < b and a in graph.get(b, {})
+        if a < b and a in graph.get(b, {}) and (a, b) not in FACADES
     )
     assert not pairs, pairs

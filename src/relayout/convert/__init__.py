@@ -7,13 +7,13 @@
 
 from relayout.convert.build import BuildError, Toolchain, build_library, cache_directory
 from relayout.convert.casts import aligned_empty, cast_in, copy_bytes, widen_out
+from relayout.convert.compile import compile_program
 from relayout.convert.group import Group
 from relayout.convert.program import (
     ConversionError,
     ConversionProgram,
     ConversionTimings,
     HostProgram,
-    compile_program,
 )
 
 __all__ = [

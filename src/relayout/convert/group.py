@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy.typing as npt
 
-from relayout.convert.program import ConversionProgram, compile_program
+from relayout.convert.compile import compile_program
+from relayout.convert.program import ConversionProgram
 from relayout.models import Requests
 
 

@@ -1,7 +1,8 @@
 """Compiled conversion programs: a checked request's kernels built once, run per call with the sizes.
 
-`compile_program(requests, arrays, target=...)` lowers the request to its NodeLayout, generates the
-kernels (codegen.py), builds or finds them in the cache (build.py) and returns a program whose
+`compile_program(requests, arrays, target=...)` (relayout.convert.compile) lowers the request to
+its NodeLayout, generates the kernels (codegen.py), builds or finds them in the cache (build.py)
+and returns a program whose
 `convert_in` fills the kernel-side buffers from the problem arrays and whose `convert_out` writes
 the outputs back, with `timings` holding the nanoseconds of the last conversion each way.
 """
@@ -13,7 +14,6 @@ import time
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -442,52 +442,3 @@ class HostProgram(ConversionProgram):
                         )
                     addresses[name] = self._address(written)
             self._call(kernel, [addresses[s] for s in kernel.sources], buffer, symbols)
-
-
-def compile_program(
-    requests: Requests | Any,
-    arrays: Mapping[str, Any],
-    *,
-    target: str = "host",
-    cc: str | None = None,
-    cflags: str | list[str] | None = None,
-    native: bool | None = None,
-    sanitize: bool = False,
-    sizes: Mapping[str, int] | None = None,
-    cache_dir: Path | None = None,
-) -> ConversionProgram:
-    """The conversion program of `requests` over `arrays` (ArraySpec texts or objects).
-
-    target "host" builds C with OpenMP (compiler and flags: cc / cflags / native, else RELAYOUT_CC /
-    RELAYOUT_CFLAGS, else gcc -O3 -fopenmp -march=native); "device" builds CUDA through
-    cupy.RawModule. `sanitize` adds AddressSanitizer and UndefinedBehaviorSanitizer (host only; the
-    process must preload the sanitizer runtime). `sizes` binds size symbols for the request's checks.
-    `cache_dir` is where the host libraries are built or found (else $RELAYOUT_CACHE_DIR or
-    ~/.cache/relayout).
-    """
-    requests = Requests.validate(requests)
-    layout = lower_single_node(requests, arrays, sizes)
-    program: ConversionProgram
-    if target == "host":
-        extra = SANITIZE_FLAGS if sanitize else ()
-        toolchain = Toolchain.from_environment(cc, cflags, native, extra, cache_dir)
-        program = HostProgram(requests, layout, toolchain)
-    elif target == "device":
-        from relayout.convert.device import DeviceProgram
-
-        program = DeviceProgram(requests, layout)
-    else:
-        raise ValueError(f"target {target!r}: expected 'host' or 'device'")
-    if sizes:
-        # Lowered at these sizes, the layout's extents may be constants of them: run at other
-        # sizes, the program lowers again there (a block by 4 compiled at N=8 and run at N=10
-        # must not drop A[8] and A[9]).
-        def again(other: Mapping[str, int]) -> ConversionProgram:
-            return compile_program(
-                requests, arrays, target=target, cc=cc, cflags=cflags, native=native,
-                sanitize=sanitize, sizes=other, cache_dir=cache_dir,
-            )  # fmt: skip
-
-        program.lowered_at = {name: int(value) for name, value in sizes.items()}
-        program.lower_again = again
-    return program
