@@ -41,8 +41,11 @@ def _line(fd: int) -> bytes:
         parts.append(byte)
 
 
-def _load(job: dict[str, Any]) -> Any:
-    """The kernel's entry point with its argument types, or None (said on stderr)."""
+def _load() -> Any:
+    """The kernel's entry point with its argument types, or None (said on stderr). The job is
+    read here, not at the start: a box started ahead of its grade gets its files at binding."""
+    with open(JOB) as handle:
+        job = json.load(handle)
     try:
         kernel = getattr(ctypes.CDLL(os.path.abspath(LIBRARY)), job["symbol"])
     except (OSError, AttributeError) as error:
@@ -59,8 +62,6 @@ def _load(job: dict[str, Any]) -> Any:
 
 def main(argv: list[str]) -> int:
     go, done = (int(a) for a in argv[1:3])
-    with open(JOB) as handle:
-        job = json.load(handle)
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mmap.restype = ctypes.c_void_p
     libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
@@ -82,7 +83,7 @@ def main(argv: list[str]) -> int:
             if kernel is None:
                 # Loaded only after the supervisor's first pings, so that nothing the library
                 # does can slow the round trip it calibrates (and so lower the credited time).
-                kernel = _load(job)
+                kernel = _load()
                 if kernel is None:
                     return 3
             size = int(message["size"])

@@ -15,7 +15,6 @@ import contextlib
 import fcntl
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from hb import sandbox, supervisor, supervisor_pool
+from hb import box_pool, sandbox, supervisor
 
 LIBRARY_FILE = "libsubmission.so"
 SLOT_LOCK_DIR = Path("/run/hb/slots")
@@ -153,14 +152,16 @@ def run_kernel(
     """Run `symbol` of `library` once per entry of `reps` (the first `warmup` untimed) in a box,
     timed by a supervisor. `conversion` is the request's conversion program description (requests
     JSON, relayout's array specs and sizes) when the request converts anything. A `python`
-    delivery's `library` is its source, called by hb.pybox instead of hb.boxrunner."""
+    delivery's `library` is its source, called by hb.pybox instead of hb.boxrunner (a `cuda`
+    delivery's run is hb.cudarunner's: device arrays, a box given the device nodes)."""
     python = delivery == "python"
-    started = time.monotonic()
+    begun = time.monotonic()
     workdir_root.mkdir(parents=True, exist_ok=True, mode=0o700)
-    private = Path(tempfile.mkdtemp(prefix="job-", dir=workdir_root))
+    setup = box_setup(workdir_root, limits, threads, delivery, probe)
     try:
-        allow = probe.allow if probe else frozenset()
-        with sandbox.Box(workdir_root, limits, threads=threads, allow_syscalls=allow) as box:
+        # A box started ahead for this setup (a profile's probe gets one of its own, started now).
+        with box_pool.started(setup, timing_slot, pooled=probe is None) as started:
+            box, private = started.box, started.private
             if python:
                 from hb.pybox import SOURCE
 
@@ -177,17 +178,7 @@ def run_kernel(
             )  # fmt: skip
             for index, rep in enumerate(reps):
                 np.savez(private / f"inputs_{index}.npz", **rep.arrays)  # type: ignore[arg-type]
-            env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "PYTHONSAFEPATH": "1",
-                   "OMP_PROC_BIND": "close", "OMP_PLACES": "cores"}  # fmt: skip
-            if threads > 0:
-                env["OMP_NUM_THREADS"] = str(threads)
-            runner = "hb.pybox" if python else "hb.boxrunner"
-            prefix = list(probe.prefix) if probe else []
-            command = box.command([*prefix, sys.executable, "-I", "-m", runner], env)
             job = {
-                "box": command.to_json(),
-                "box_dir": str(box.workdir),
-                "freeze": box.freeze_control(),
                 "pointers": list(pointers),
                 "outputs": list(output_names),
                 "workspace_bytes": workspace_bytes,
@@ -206,21 +197,38 @@ def run_kernel(
             }
             (private / supervisor.JOB_FILE).write_text(json.dumps(job))
             with timing_slot(limits.cpus):
-                ended = supervisor_pool.supervise(
-                    private, command.pass_fds, timeout=limits.timeout_s + 60
-                )
+                ended = started.supervise(timeout=limits.timeout_s + 60)
             oom = box.oom_killed()
-            protections = command.protections
+            protections = started.command.protections
             probed = _probed(box, probe, limits) if probe else {}
-        result = _result(private, ended, warmup, protections, oom, time.monotonic() - started)
+            result = _result(private, ended, warmup, protections, oom, time.monotonic() - begun)
         result.probed = probed
         return result
     except subprocess.TimeoutExpired:
         return RunResult(False, reason="the run exceeded the wall-clock limit and was killed")
     except sandbox.SandboxUnavailable as error:
         return RunResult(False, reason=str(error))
-    finally:
-        shutil.rmtree(private, ignore_errors=True)
+    except OSError as error:  # the box or its supervisor could not be reached
+        return RunResult(False, reason=f"the run could not be staged: {supervisor.describe(error)}")
+
+
+def box_setup(
+    workdir_root: Path, limits: sandbox.Limits, threads: int = 0, delivery: str = "library",
+    probe: BoxProbe | None = None,
+) -> box_pool.BoxSetup:  # fmt: skip
+    """The box a timed run needs before its grade is known: the runner of its delivery (behind a
+    probe's prefix) with the judge's environment, under `limits` and `threads`."""
+    env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "PYTHONSAFEPATH": "1",
+           "OMP_PROC_BIND": "close", "OMP_PLACES": "cores"}  # fmt: skip
+    if threads > 0:
+        env["OMP_NUM_THREADS"] = str(threads)
+    runner = "hb.pybox" if delivery == "python" else "hb.boxrunner"
+    prefix = probe.prefix if probe else ()
+    return box_pool.BoxSetup(
+        root=workdir_root.resolve(), limits=limits, threads=threads,
+        argv=(*prefix, sys.executable, "-I", "-m", runner), env=tuple(env.items()),
+        allow_syscalls=probe.allow if probe else frozenset(), ends_gracefully=probe is not None,
+    )  # fmt: skip
 
 
 def _probed(box: sandbox.Box, probe: BoxProbe, limits: sandbox.Limits) -> dict[str, str]:

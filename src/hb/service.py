@@ -4,10 +4,12 @@ FastAPI application over it (/health, /tasks, /task/{kernel}, /score, /submit, /
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
 from collections import OrderedDict
+from collections.abc import AsyncIterator
 from typing import Any, get_args
 
 from fastapi import FastAPI, HTTPException, Request
@@ -16,6 +18,7 @@ from fastapi.responses import JSONResponse
 
 from hb import (
     abi,
+    box_pool,
     build,
     calls,
     interfaces,
@@ -659,10 +662,18 @@ def create_app(config: Config) -> FastAPI:
     """The judge's HTTP service over one JudgeHandler."""
     handler = JudgeHandler(config)
 
+    @contextlib.asynccontextmanager
+    async def _lifespan(_: FastAPI) -> AsyncIterator[None]:
+        # While it serves, the judge keeps a box started for its next grade; they end with it.
+        box_pool.keep_warm(config.sandbox_dir)
+        yield
+        box_pool.shutdown(config.sandbox_dir)
+
     app = FastAPI(
         title="hb judge",
         summary="Builds, runs and grades parallel kernels; the requests API of requests_api.md.",
         version="0.1.0",
+        lifespan=_lifespan,
     )
     app.state.handler = handler
 

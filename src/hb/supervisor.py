@@ -37,6 +37,10 @@ RESOLUTION_NS = 1000
 ALIGN = 4096
 JOB_FILE = "job.json"
 RESULT_FILE = "result.json"
+# The box's part of a job (its command, run directory, freezer, wall-clock limit and whether its
+# runner is killed at the end), written before the rest when the box is started ahead of its
+# grade (hb.box_pool).
+START_FILE = "start.json"
 
 
 def _readable(fd: int, timeout_s: float) -> bool:
@@ -240,6 +244,11 @@ class _Session:
             os.close(fd)
         deadline = time.monotonic() + float(job["timeout_s"])
         self.channel = _Channel([w for _, w in pipes], done_read, self.process, deadline)
+        self.kill_at_end = bool(job.get("kill_at_end"))
+
+    def bind(self, timeout_s: float) -> None:
+        """The wall-clock limit of the grade a box started ahead now serves, from now."""
+        self.channel.deadline = time.monotonic() + timeout_s
 
     def stop(self, frozen: bool) -> bool:
         return self.freezer.set(frozen) if self.freezer else True
@@ -272,8 +281,18 @@ class _Session:
             rep["kernel_ns"] = max(rep["seen_ns"] - round_trip, RESOLUTION_NS)
         report["ok"] = True
 
+    def discard(self) -> None:
+        """End a box that serves no grade (its runner waits for a job that will not come)."""
+        with contextlib.suppress(OSError):
+            self.process.kill()
+        self.finish({}, False)
+
     def finish(self, report: dict[str, Any], ended: bool) -> None:
-        if ended:
+        if ended and self.kill_at_end:
+            # A box discarded after its job: its runner is ended, not asked to end (a probe's,
+            # which writes its files as the runner exits, is asked).
+            self.process.kill()
+        elif ended:
             self.stop(False)
             for fd in self.channel.go:
                 os.write(fd, b"q")
@@ -292,8 +311,17 @@ class _Session:
 def _run(jobdir: Path, job: dict[str, Any], arenas: list[_Arena], callers: int,
          body: Any) -> dict[str, Any]:  # fmt: skip
     report: dict[str, Any] = {"ok": False, "reps": [], "round_trip_ns": 0}
-    session = _Session(jobdir, job, arenas, callers, [])
     ended = False
+    session = _started.pop(jobdir, None)
+    if session is not None and (arenas or callers != 1 or session.process.poll() is not None):
+        # A box started ahead is a single runner's, without arenas; one whose runner ended
+        # while it waited (nothing of a grade had reached it) is started again.
+        session.discard()
+        session = None
+    if session is not None:
+        session.bind(float(job["timeout_s"]))
+    else:
+        session = _Session(jobdir, job, arenas, callers, [])
     try:
         body(session, report)
         session.credit(report)
@@ -310,6 +338,8 @@ def _run(jobdir: Path, job: dict[str, Any], arenas: list[_Arena], callers: int,
 def supervise(jobdir: Path) -> dict[str, Any]:
     """A single-node run: the box runner calling the kernel on arguments in its own memory."""
     job = json.loads((jobdir / JOB_FILE).read_text())
+    if (jobdir / START_FILE).is_file():
+        job = {**json.loads((jobdir / START_FILE).read_text()), **job}
     if job.get("mode") == "ranks":
         return supervise_ranks(jobdir, job)
     program = _conversion_program(job)
@@ -554,6 +584,29 @@ def describe(error: BaseException) -> str:
 
 # The descriptors the current job brought, by their numbers in the judge (serve()).
 _received: dict[int, int] = {}
+# The box started ahead of its job (start_box), by the job's directory: at most one.
+_started: dict[Path, _Session] = {}
+
+
+def start_box(jobdir: Path) -> bytes:
+    """Start the box of a job whose grade is not known yet (JOBDIR/START_FILE: the box's command,
+    run directory, freezer and limit) and wait until its runner answers a ping; the job itself
+    comes later to the same directory. Answers "ready PID" (the box's first process on the host)
+    or "failed", after which the job starts its box itself and reports what happened."""
+    for session in _started.values():
+        session.discard()
+    _started.clear()
+    try:
+        session = _Session(jobdir, json.loads((jobdir / START_FILE).read_text()), [], 1, [])
+    except (OSError, ValueError, KeyError, TypeError):
+        return b"failed\n"
+    try:
+        session.channel.ask(b"p", b"d")
+    except (RunFailure, OSError):
+        session.discard()
+        return b"failed\n"
+    _started[jobdir] = session
+    return f"ready {session.process.pid}\n".encode()
 
 
 def run_job(jobdir: Path) -> None:
@@ -567,7 +620,8 @@ def run_job(jobdir: Path) -> None:
 
 def serve(fd: int) -> int:
     """One job at a time from the judge (hb.supervisor_pool): a job directory and the box
-    command's descriptors on the socket `fd`, answered "done" once its result is written."""
+    command's descriptors on the socket `fd`, answered "done" once its result is written; or a
+    box to start ahead of its job (start_box), answered "ready" or "failed"."""
     import socket
 
     channel = socket.socket(fileno=fd)
@@ -582,13 +636,17 @@ def serve(fd: int) -> int:
         _received.clear()
         _received.update(zip(request["fds"], fds, strict=False))
         try:
-            run_job(Path(request["jobdir"]))
+            if "start" in request:
+                answer = start_box(Path(request["start"]))
+            else:
+                run_job(Path(request["jobdir"]))
+                answer = b"done\n"
         finally:
             for received in fds:
                 with contextlib.suppress(OSError):
                     os.close(received)
             _received.clear()
-        channel.sendall(b"done\n")
+        channel.sendall(answer)
 
 
 def main(argv: list[str]) -> int:

@@ -1,7 +1,8 @@
 """Started supervisors kept for the next timed run: each is `python -m hb.supervisor --serve`, a
 trusted process outside any box that takes one job directory at a time over a Unix socket (with
 the box command's descriptors passed along it) and answers when the job's result is written, so
-that a grade pays for neither an interpreter's start nor numpy's import.
+that a grade pays for neither an interpreter's start nor numpy's import. A supervisor may also
+start a job's box ahead of the job (hb.box_pool), and then serves that job next.
 
 A supervisor holds nothing of a grade between jobs: every box is new, every job directory is the
 judge's own, and a supervisor that fails, overruns or has served MAX_JOBS jobs is ended and
@@ -20,6 +21,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 # A supervisor retires after this many jobs (the conversion libraries it loaded stay mapped).
 MAX_JOBS = 200
@@ -27,7 +29,9 @@ MAX_JOBS = 200
 MAX_IDLE = 4
 
 
-class _Supervisor:
+class Supervisor:
+    """One started supervisor and the socket the judge speaks to it on."""
+
     def __init__(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.socket = ours
@@ -56,38 +60,68 @@ class _Supervisor:
             return b""
         return stderr or b""
 
-    def run(self, jobdir: Path, pass_fds: Sequence[int], timeout: float) -> bool:
-        """Send one job and wait for its answer; False when the supervisor ended without one."""
-        message = json.dumps({"jobdir": str(jobdir), "fds": list(pass_fds)}).encode()
+    def _ask(self, request: dict[str, Any], pass_fds: Sequence[int], timeout: float) -> bytes:
+        """Send one request with its descriptors and wait for the answer's line; b"" when the
+        supervisor ended without one."""
+        message = json.dumps({**request, "fds": list(pass_fds)}).encode()
         socket.send_fds(self.socket, [message], list(pass_fds))
-        self.jobs += 1
         deadline = time.monotonic() + timeout
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise subprocess.TimeoutExpired(["hb.supervisor", str(jobdir)], timeout)
+                raise subprocess.TimeoutExpired(["hb.supervisor", json.dumps(request)], timeout)
             # poll, not select: the judge may hold descriptors past select's FD_SETSIZE.
             waiting = select.poll()
             waiting.register(self.socket, select.POLLIN)
             if waiting.poll(remaining * 1e3):
-                return self.socket.recv(16) == b"done\n"
+                return self.socket.recv(64)
+
+    def start_box(self, jobdir: Path, pass_fds: Sequence[int], timeout: float) -> int | None:
+        """Start the box of JOBDIR's start file ahead of its job (hb.supervisor.start_box): the
+        host id of its first process once its runner answers, None when it did not start (the
+        job then starts it again and reports why)."""
+        answer = self._ask({"start": str(jobdir)}, pass_fds, timeout).split()
+        if answer[:1] == [b"ready"] and len(answer) == 2 and answer[1].isdigit():
+            return int(answer[1])
+        if not answer:
+            raise OSError("the supervisor ended")
+        return None
+
+    def supervise(
+        self, jobdir: Path, pass_fds: Sequence[int], timeout: float
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Run the job in `jobdir`, as `python -m hb.supervisor JOBDIR` would: returncode 0 once
+        the result is written, else the supervisor's stderr (the supervisor is then ended);
+        TimeoutExpired (the supervisor and its box ended) past `timeout` seconds."""
+        self.jobs += 1
+        try:
+            answered = self._ask({"jobdir": str(jobdir)}, pass_fds, timeout) == b"done\n"
+        except (subprocess.TimeoutExpired, OSError):
+            self.end()
+            raise
+        if not answered:
+            stderr = self.end()
+            return subprocess.CompletedProcess([], 1, b"", stderr or b"the supervisor ended")
+        return subprocess.CompletedProcess([], 0, b"", b"")
 
 
-_idle: list[_Supervisor] = []
+_idle: list[Supervisor] = []
 _lock = threading.Lock()
 
 
-def _take() -> _Supervisor:
+def take() -> Supervisor:
+    """An idle supervisor, or one started now."""
     with _lock:
         while _idle:
             found = _idle.pop()
             if found.alive():
                 return found
             found.end()
-    return _Supervisor()
+    return Supervisor()
 
 
-def _give_back(supervisor: _Supervisor) -> None:
+def give_back(supervisor: Supervisor) -> None:
+    """Keep a supervisor that has served a job for the next one, or end it."""
     with _lock:
         if supervisor.alive() and supervisor.jobs < MAX_JOBS and len(_idle) < MAX_IDLE:
             _idle.append(supervisor)
@@ -97,26 +131,18 @@ def _give_back(supervisor: _Supervisor) -> None:
 
 def prestart() -> None:
     """Start one supervisor ahead of the first timed run (in the background)."""
-    threading.Thread(target=lambda: _give_back(_take()), daemon=True).start()
+    threading.Thread(target=lambda: give_back(take()), daemon=True).start()
 
 
 def supervise(
     jobdir: Path, pass_fds: Sequence[int], timeout: float
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run the job in `jobdir` on a started supervisor, as `python -m hb.supervisor JOBDIR` would:
-    returncode 0 once the result is written, else the supervisor's stderr; TimeoutExpired (the
-    supervisor and its box ended) past `timeout` seconds."""
-    supervisor = _take()
-    try:
-        answered = supervisor.run(jobdir, pass_fds, timeout)
-    except (subprocess.TimeoutExpired, OSError):
-        supervisor.end()
-        raise
-    if not answered:
-        stderr = supervisor.end()
-        return subprocess.CompletedProcess([], 1, b"", stderr or b"the supervisor ended")
-    _give_back(supervisor)
-    return subprocess.CompletedProcess([], 0, b"", b"")
+    """Run the job in `jobdir` on a started supervisor (Supervisor.supervise)."""
+    supervisor = take()
+    ended = supervisor.supervise(jobdir, pass_fds, timeout)
+    if ended.returncode == 0:
+        give_back(supervisor)
+    return ended
 
 
 def shutdown() -> None:

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from hb import results_db, sandbox
+from hb import box_pool, results_db, sandbox
 from hb.distributed.driver import mpicc_path
 from hb.service import create_app
 from tests.hb.conftest import make_config
@@ -134,19 +134,27 @@ def _state(root: Path) -> dict[str, str]:
 
 def _box_processes() -> list[int]:
     """Processes on the host owned by one of this module's box uids, and its box cgroups that
-    still exist (-1 each)."""
+    still exist (-1 each); not those of the box started for the next grade (hb.box_pool), in
+    which nothing has run."""
+    waiting = box_pool.idle_boxes()
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if entry.stat().st_uid in UID_RANGE:
+                if entry.stat().st_uid in UID_RANGE and not any(
+                    name in (entry / "cgroup").read_text() for name in waiting
+                ):
                     found.append(int(entry.name))
             except OSError:
                 continue
     names = tuple(f"{sandbox.BOX_PREFIX}{uid}-" for uid in UID_RANGE)
     for hierarchy in sandbox.cgroup_hierarchies():
         if hierarchy.base.is_dir():
-            found += [-1 for d in hierarchy.base.iterdir() if d.name.startswith(names)]
+            found += [
+                -1
+                for d in hierarchy.base.iterdir()
+                if d.name.startswith(names) and d.name not in waiting
+            ]
     return found
 
 

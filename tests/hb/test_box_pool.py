@@ -1,0 +1,224 @@
+"""Boxes started ahead of their grade (hb.box_pool): a started box serves one grade correctly and
+is discarded, the next grade gets another (its own processes, cgroups and run directory), what a
+hostile grade leaves in its box never reaches the next, the pool refills, a probe's run and a
+judge that does not serve keep no box, and a judge that shuts down leaves no box behind."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from hb import box_pool, runner, sandbox
+from hb.service import create_app
+from tests.hb.conftest import make_config
+from tests.hb.test_hostile import PRELUDE, SINGLE
+
+pytestmark = pytest.mark.skipif(
+    sandbox.bwrap_path() is None or os.geteuid() != 0,
+    reason="a started box's namespaces, uid and cgroups need root and bubblewrap",
+)
+
+UID_RANGE = range(62200, 62200 + 8)
+# The judge that shuts down lends uids of its own: the module's judge keeps a box of UID_RANGE.
+OTHER_UIDS = range(62208, 62208 + 8)
+LIMITS = {"timeout_s": 8, "cpu_s": 20, "memory_mb": 1024, "nproc": 64, "disk_mb": 64,
+          "scratch_mb": 32, "threads": 1, "uid_base": UID_RANGE.start,
+          "uid_count": len(UID_RANGE)}  # fmt: skip
+
+
+def kernel(attack: str) -> str:
+    """scaled_add with `attack()` called first; its output is spoiled when the attack returns 1."""
+    return SINGLE.format(prelude=PRELUDE, attack=attack)
+
+
+HONEST = kernel("static int attack(void) { return 0; }")
+# What a hostile grade leaves: a daemon named "hb-planted" and a file of that name in every
+# directory it may write; and the search for them, which spoils the output when it finds one.
+PLANT_AND_FIND = """
+#include <sys/prctl.h>
+static void plant(void) {
+    static int planted = 0;
+    if (planted++) return;
+    const char *files[] = {"/box/hb-planted", "/tmp/hb-planted", "/dev/shm/hb-planted"};
+    for (int i = 0; i < 3; ++i) { FILE *f = fopen(files[i], "w"); if (f) { fputs("x", f); fclose(f); } }
+    if (fork() == 0) {
+        setsid();
+        if (fork() == 0) { prctl(PR_SET_NAME, "hb-planted"); for (;;) sleep(1); }
+        _exit(0);
+    }
+    sleep(1);  /* the daemon has named itself */
+}
+static int find(void) {
+    const char *files[] = {"/box/hb-planted", "/tmp/hb-planted", "/dev/shm/hb-planted"};
+    for (int i = 0; i < 3; ++i) if (access(files[i], F_OK) == 0) return 1;
+    DIR *proc = opendir("/proc");
+    struct dirent *entry;
+    int found = 0;
+    while (proc && (entry = readdir(proc))) {
+        char path[300], name[64] = {0};
+        snprintf(path, sizeof path, "/proc/%s/comm", entry->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        if (fgets(name, sizeof name, f) && strncmp(name, "hb-planted", 10) == 0) found = 1;
+        fclose(f);
+    }
+    if (proc) closedir(proc);
+    return found;
+}
+"""
+PLANT = kernel(PLANT_AND_FIND + "static int attack(void) { plant(); return 0; }")
+FIND = kernel(PLANT_AND_FIND + "static int attack(void) { return find(); }")
+# Both in one grade's box: the search sees what was left, so the grade is wrong.
+PLANT_THEN_FIND = kernel(PLANT_AND_FIND + "static int attack(void) { plant(); return find(); }")
+
+
+@pytest.fixture(scope="module")
+def judge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, Any]]:
+    config = make_config(
+        tmp_path_factory.mktemp("box-pool-judge"), sandbox=LIMITS,
+        grading={"reps": 2, "warmup": 1},
+    )  # fmt: skip
+    with TestClient(create_app(config)) as client:
+        handler = client.app.state.handler  # type: ignore[attr-defined]
+        setup = runner.box_setup(config.sandbox_dir, handler.limits, config.sandbox.threads)
+        yield client, setup
+
+
+@pytest.fixture
+def served(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int | None]]:
+    """The name and first process of each started box that serves a run, in order."""
+    seen: list[tuple[str, int | None]] = []
+    supervise = box_pool.StartedBox.supervise
+
+    def recorded(self: box_pool.StartedBox, timeout: float) -> Any:
+        seen.append((self.name, self.pid))
+        return supervise(self, timeout)
+
+    monkeypatch.setattr(box_pool.StartedBox, "supervise", recorded)
+    return seen
+
+
+def score(client: TestClient, source: str) -> dict[str, Any]:
+    answer = client.post("/score", json={"kernel": "scaled_add", "source": source, "preset": "S"})
+    assert answer.status_code == 200, answer.text
+    body: dict[str, Any] = answer.json()
+    assert box_pool.settle(), "the pool did not settle"
+    return body
+
+
+def _cgroups_of(name: str) -> list[Path]:
+    return [h.base / name for h in sandbox.cgroup_hierarchies() if (h.base / name).exists()]
+
+
+def _processes_named(comm: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "comm").read_text().strip() == comm:
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_a_started_box_serves_a_grade_and_another_takes_its_place(judge, served) -> None:
+    client, setup = judge
+    score(client, HONEST)  # the build, the baseline, and a box started for the next grade
+    waiting = box_pool.idle(setup)
+    assert len(waiting) == 1
+    # Before its grade the box holds nothing of one: an empty run directory.
+    assert os.listdir(setup.root / waiting[0]) == []
+    served.clear()
+    body = score(client, HONEST)
+    assert body["correct"] is True, body["reason"]
+    assert [name for name, _ in served] == waiting
+    # Discarded after its grade: no cgroup, no run directory; a fresh box waits in its place.
+    assert _cgroups_of(waiting[0]) == []
+    assert not (setup.root / waiting[0]).exists()
+    refilled = box_pool.idle(setup)
+    assert len(refilled) == 1 and refilled != waiting
+    assert _cgroups_of(refilled[0]), "the fresh box has its cgroups"
+
+
+def test_two_grades_in_a_row_never_share_a_box(judge, served) -> None:
+    client, _ = judge
+    score(client, HONEST)
+    served.clear()
+    for _ in range(2):
+        assert score(client, HONEST)["correct"] is True
+    (first, first_pid), (second, second_pid) = served
+    assert first != second
+    assert first_pid is not None and second_pid is not None and first_pid != second_pid
+    assert not Path(f"/proc/{first_pid}").exists()
+
+
+def test_what_a_hostile_grade_leaves_in_its_box_never_reaches_the_next(judge, served) -> None:
+    client, _ = judge
+    score(client, HONEST)
+    served.clear()
+    planted = score(client, PLANT)
+    assert planted["correct"] is True, planted["reason"]
+    # The daemon died with its box, before the next grade began.
+    assert _processes_named("hb-planted") == []
+    found = score(client, FIND)
+    assert found["correct"] is True, "the next grade saw what the hostile one left"
+    assert served[0][0] != served[1][0]
+    # In one box the search does see it: the grade above could have failed.
+    assert score(client, PLANT_THEN_FIND)["correct"] is False
+    assert _processes_named("hb-planted") == []
+
+
+def test_a_probe_or_a_judge_that_does_not_serve_keeps_no_box(tmp_path: Path) -> None:
+    limits = sandbox.Limits(uid_base=UID_RANGE.start, uid_count=len(UID_RANGE))
+    plain = runner.box_setup(tmp_path, limits, threads=1)
+    probed = runner.box_setup(tmp_path, limits, threads=1, probe=runner.BoxProbe(prefix=("env",)))
+    assert plain != probed
+    names = []
+    # A judge that does not serve (hb submit, a benchmark's handler) keeps nothing warm; a probe,
+    # even under a serving judge, gets a box of its own and keeps none.
+    for setup, warm in ((plain, False), (probed, True)):
+        if warm:
+            box_pool.keep_warm(tmp_path)
+        with box_pool.started(setup, runner.timing_slot, pooled=setup is plain) as box:
+            assert box.pid is not None and Path(f"/proc/{box.pid}").exists()
+            names.append(box.name)
+        assert box_pool.settle()
+        assert box_pool.idle(plain) == [] and box_pool.idle(probed) == []
+    box_pool.shutdown(tmp_path)
+    assert all(_cgroups_of(name) == [] and not (tmp_path / name).exists() for name in names)
+
+
+def test_a_judge_that_shuts_down_leaves_no_box_behind(tmp_path: Path) -> None:
+    uids = {"uid_base": OTHER_UIDS.start, "uid_count": len(OTHER_UIDS)}
+    config = make_config(tmp_path, sandbox={**LIMITS, **uids}, grading={"reps": 1, "warmup": 0})
+    with TestClient(create_app(config)) as client:
+        handler = client.app.state.handler  # type: ignore[attr-defined]
+        setup = runner.box_setup(config.sandbox_dir, handler.limits, config.sandbox.threads)
+        assert score(client, HONEST)["correct"] is True
+        waiting = box_pool.idle(setup)
+        assert waiting, "no box was started for the next grade"
+    assert box_pool.idle(setup) == []
+    assert all(_cgroups_of(name) == [] for name in waiting)
+    deadline = time.monotonic() + 5
+    while _box_uid_processes() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _box_uid_processes() == []
+    left = [p.name for p in config.sandbox_dir.iterdir()] if config.sandbox_dir.exists() else []
+    assert [name for name in left if name.startswith((sandbox.BOX_PREFIX, "job-"))] == []
+
+
+def _box_uid_processes() -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and entry.stat().st_uid in OTHER_UIDS:
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
