@@ -2,7 +2,7 @@
 sparse format grade at preset L (their conversions' GB/s from the convert_in_ns and convert_out_ns
 the grade records, beside the copy bound measured in the same run), the warm /score round trip at
 preset S beside a cold interpreter's `import numpy`, and /requests/check's p50; each row with its
-target and verdict. A warm /score finds the box started for it after the call before (hb.box_pool),
+target and verdict. A warm /score finds the box started for it after the call before (hb.execution.box_pool),
 as an agent's next call does once it has read the answer; calls back to back, which wait for that
 start, are printed beside it.
 
@@ -30,8 +30,9 @@ from typing import Any
 import numpy as np
 from fastapi.testclient import TestClient
 
-from hb import box_pool, kernels
+from hb import kernels
 from hb.config import Config, load_config
+from hb.execution import box_pool
 from hb.service import create_app
 from relayout.convert import aligned_empty, copy_bytes
 from relayout.sparse.formats import canonical_csr, from_csr

@@ -16,8 +16,9 @@ from pathlib import Path
 import numpy as np
 from fastapi.testclient import TestClient
 
-from hb import build, kernels, sandbox
+from hb import kernels
 from hb.config import Config, load_config
+from hb.execution import build, sandbox
 from hb.service import create_app
 
 # Target: the judge's credited time is within this of the direct call's.

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hb.execution.runner import scalar_argument
 from hb.kernels import Manifest
 from hb.precision import C_TYPES
-from hb.runner import scalar_argument
 
 
 def symbol(manifest: Manifest, precision: str) -> str:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
-    from hb.sandbox import Limits
+    from hb.execution.sandbox import Limits
     from usis.api import Corpus
 
 FindingKind = Literal[
@@ -257,7 +257,7 @@ def _nm_in_box(argv_before: Sequence[Sequence[str]], target: str, dynamic: bool,
                path: str = "/usr/bin:/bin") -> list[str] | None:  # fmt: skip
     """The undefined symbols of `target` after `argv_before` ran in one box with `files`; None
     when a step failed (the object is the submission's: nm reads it in the box too)."""
-    from hb import sandbox
+    from hb.execution import sandbox
 
     boxes.mkdir(parents=True, exist_ok=True, mode=0o700)
     nm = [nm_path(), "--undefined-only", *(["-D"] if dynamic else []), target]

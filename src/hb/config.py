@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 import yaml
 
 if TYPE_CHECKING:
-    from hb.sandbox import Limits
+    from hb.execution.sandbox import Limits
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -98,12 +98,12 @@ class SandboxSection(_Section):
     disk_mb: int = 2048  # the run directory's tmpfs
     scratch_mb: int = 256  # the box's /tmp and /dev/shm, each
     cpus: str | None = None  # the cores timed runs are pinned to ("0-1"); None: the judge's own
-    # Protections a grade must have (hb.sandbox.PROTECTIONS); a grade without one is refused.
+    # Protections a grade must have (hb.execution.sandbox.PROTECTIONS); a grade without one is refused.
     require: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _known_protections(self) -> SandboxSection:
-        from hb.sandbox import PROTECTIONS
+        from hb.execution.sandbox import PROTECTIONS
 
         unknown = [p for p in self.require if p not in PROTECTIONS]
         if unknown:
@@ -115,7 +115,7 @@ class SandboxSection(_Section):
     def limits(self, build: bool = False) -> Limits:
         """The box of a timed run (or, with `build`, of a build: its own timeout, at least
         120 CPU seconds and 4 GiB) under this section."""
-        from hb.sandbox import Limits
+        from hb.execution.sandbox import Limits
 
         common = {
             "nproc": self.nproc, "fsize_bytes": self.fsize_mb << 20, "uid_base": self.uid_base,

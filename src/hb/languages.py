@@ -31,7 +31,7 @@ class Language:
     written to, whether the C prelude (hb_types.h) is included, and how the build is delivered:
     `library` (a shared library whose entry point the box runner calls through ctypes),
     `python` (the source itself, whose function the in-box Python runner calls with numpy arrays)
-    or `cuda` (a shared library whose host entry point hb.cudarunner calls with device pointers).
+    or `cuda` (a shared library whose host entry point hb.execution.cudarunner calls with device pointers).
     `needs` says what to install when the compiler is missing; `mpi` whether the language builds
     with the generated MPI driver; `device` whether a grade needs a CUDA device."""
 

@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from hb import build, languages, runner, sandbox
+from hb import languages
 from hb.envelope import ProfileBody
+from hb.execution import build, runner, sandbox
 from hb.judge import graders
 
 PARANOID = Path("/proc/sys/kernel/perf_event_paranoid")
@@ -116,19 +117,28 @@ def papi_lookup(names: tuple[str, ...]) -> dict[str, Any]:
 @functools.lru_cache(maxsize=256)
 def _papi_lookup(library: str, names: tuple[str, ...]) -> dict[str, Any]:
     # A failure raises, so that only answers are kept.
-    argv = [sys.executable, "-I", "-m", "hb.papibox", "--library", library, "--names", *names]
+    argv = [
+        sys.executable,
+        "-I",
+        "-m",
+        "hb.execution.papibox",
+        "--library",
+        library,
+        "--names",
+        *names,
+    ]
     ended = subprocess.run(argv, capture_output=True, timeout=60, check=False)
     found = json.loads(ended.stdout)
     if not isinstance(found, dict):
-        raise ValueError("hb.papibox answered no JSON object")
+        raise ValueError("hb.execution.papibox answered no JSON object")
     return found
 
 
 def papi_probe(events: Sequence[str]) -> runner.BoxProbe:
-    """The box runner under hb.papibox, counting `events` around each kernel call."""
+    """The box runner under hb.execution.papibox, counting `events` around each kernel call."""
     return runner.BoxProbe(
         prefix=(
-            sys.executable, "-I", "-m", "hb.papibox", "--library", papi_library() or "libpapi.so",
+            sys.executable, "-I", "-m", "hb.execution.papibox", "--library", papi_library() or "libpapi.so",
             "--events", ",".join(events), "--header", PAPI_HEADER_FILE, "--out", PAPI_CALLS_FILE,
             "--",
         ),
@@ -165,7 +175,7 @@ def papi_counters(
     unknown: Sequence[str],
     version: str,
 ) -> dict[str, Any]:
-    """Tool papi's counters: one run per thread count under hb.papibox, each timed call counted;
+    """Tool papi's counters: one run per thread count under hb.execution.papibox, each timed call counted;
     the events PAPI does not know (`unknown`, of the default set) or could not open, by name."""
     reasons = dict.fromkeys(unknown, PAPI_UNKNOWN)
     probe = papi_probe([name for name in requested if name not in reasons])
@@ -361,7 +371,7 @@ def profile(handler: Any, body: ProfileBody) -> dict[str, Any]:
             granted, manifest, precision, sizes
         )
     except Exception as error:  # relayout's build or lowering: the profile fails, the judge stays
-        from hb.supervisor import describe
+        from hb.execution.supervisor import describe
 
         reason = f"the request's conversion kernels did not build: {describe(error)}"
         return {**answer, "built": True, "reason": reason}

@@ -18,17 +18,13 @@ from fastapi.responses import JSONResponse
 
 from hb import (
     abi,
-    box_pool,
-    build,
     calls,
     interfaces,
     kernels,
     languages,
     prompts,
     results_db,
-    sandbox,
     sparse,
-    supervisor_pool,
     web,
 )
 from hb.config import Config, hidden_seed, judge_id, machine_name, prepare_data_dir
@@ -46,6 +42,7 @@ from hb.envelope import (
     Submission,
     SyntaxCheckBody,
 )
+from hb.execution import box_pool, build, sandbox, supervisor_pool
 from hb.judge import graders, refusals
 from hb.judge.grading import (
     Problem,

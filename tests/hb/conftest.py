@@ -26,8 +26,9 @@ def graded_correct(judge: JudgeHandler, kernel: str, source: str, language: str 
     grade's own inputs at preset S and compared with the reference at the judge's precision, like
     any submission, without the baseline's timing (a speedup is the benchmarks' matter): the
     catalog's sweeps grade every kernel this way. Fails the test with the judge's reason."""
-    from hb import build, kernels, languages
+    from hb import kernels, languages
     from hb.envelope import Submission
+    from hb.execution import build
     from hb.judge import graders
     from hb.judge.grading import compare_reps
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from hb import kernels, profiling, results_db, sandbox
+from hb import kernels, profiling, results_db
+from hb.execution import sandbox
 from hb.service import JudgeHandler
 from tests.hb.conftest import make_config
 

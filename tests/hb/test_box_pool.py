@@ -1,4 +1,4 @@
-"""Boxes started ahead of their grade (hb.box_pool): a started box serves one grade correctly and
+"""Boxes started ahead of their grade (hb.execution.box_pool): a started box serves one grade correctly and
 is discarded, the next grade gets another (its own processes, cgroups and run directory), what a
 hostile grade leaves in its box never reaches the next, the pool refills, a probe's run and a
 judge that does not serve keep no box, and a judge that shuts down leaves no box behind."""
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from hb import box_pool, runner, sandbox
+from hb.execution import box_pool, runner, sandbox
 from hb.service import create_app
 from tests.hb.conftest import make_config
 from tests.hb.test_hostile import PRELUDE, SINGLE

@@ -1,7 +1,7 @@
 """The cuda delivery: the refusals that name what a host lacks (nvcc, cupy, a device, the driver),
 the cuda entry point /task and /requests/check show, the hand-written .cu solutions built with nvcc
 in the box (the judge's nvcc, the nvidia-cuda-nvcc wheel's and a toolkit under $CUDA_HOME, each with
-the host's g++), the box a cuda run gets (the device nodes, no RLIMIT_AS), hb.cudarunner's protocol
+the host's g++), the box a cuda run gets (the device nodes, no RLIMIT_AS), hb.execution.cudarunner's protocol
 between its trusted side and its in-box runner over a stand-in for cupy, and, where a CUDA device
 is present, the solutions' grades on device arrays with the request's conversions on the device."""
 
@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hb import build, languages
+from hb import languages
 from hb.envelope import RequestsCheckBody, Submission
+from hb.execution import build
 from hb.service import JudgeHandler
 from tests.hb.conftest import make_config
 
@@ -154,7 +155,7 @@ def test_a_cuda_grade_is_refused_naming_what_the_host_lacks(
 
 def test_the_device_nodes_are_given_to_a_cuda_box_only(tmp_path: Path) -> None:
     """A cuda grade's box binds the device nodes it is given; every other box has none."""
-    from hb import sandbox
+    from hb.execution import sandbox
 
     if sandbox.bwrap_path() is None:
         pytest.skip("bubblewrap is not installed (scripts/sysdeps.sh)")
@@ -173,7 +174,7 @@ def test_only_a_box_told_so_runs_without_an_address_space_limit(tmp_path: Path) 
     it uses); every other box keeps it at the memory limit."""
     from dataclasses import replace
 
-    from hb import sandbox
+    from hb.execution import sandbox
 
     limits = sandbox.Limits(memory_bytes=2 << 30)
     for box_limits, expected in ((limits, str(2 << 20)),
@@ -292,7 +293,7 @@ def _stand_in_cupy() -> Any:
 
 
 def _scaled_add_box(directory: Path) -> dict[str, Any]:
-    """A run directory as hb.cudarunner.run_kernel leaves it for scaled_add, with the catalog's C
+    """A run directory as hb.execution.cudarunner.run_kernel leaves it for scaled_add, with the catalog's C
     baseline as the library (the stand-in's device memory is host memory): its box.json."""
     from hb import kernels
 
@@ -314,11 +315,11 @@ def _scaled_add_box(directory: Path) -> dict[str, Any]:
 def test_the_in_box_runner_lays_out_calls_and_copies_back_in_the_abi_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """hb.cudarunner's box side over a stand-in for cupy (host memory as the device) and the C
+    """hb.execution.cudarunner's box side over a stand-in for cupy (host memory as the device) and the C
     baseline as the entry point: the region the supervisor's "a" message lays out, the arrays
     copied in, the call with the pointers, trailing values and workspace in ABI order, the
     outputs copied back into the region and the three times in its slot."""
-    from hb import cudarunner, supervisor
+    from hb.execution import cudarunner, supervisor
 
     job = _scaled_add_box(tmp_path)
     monkeypatch.chdir(tmp_path)
@@ -351,17 +352,17 @@ import sys
 sys.path.insert(0, {root!r})
 from tests.hb.test_cuda_delivery import _stand_in_cupy
 sys.modules["cupy"] = _stand_in_cupy()
-from hb import cudarunner
+from hb.execution import cudarunner
 sys.exit(cudarunner.main(sys.argv))
 """
 
 
 def test_the_trusted_side_stages_times_and_reads_back_each_rep(tmp_path: Path) -> None:
-    """hb.cudarunner's supervisor driving its box side over the protocol ("a", "i", "g", "o",
+    """hb.execution.cudarunner's supervisor driving its box side over the protocol ("a", "i", "g", "o",
     the pings), here outside a box with the stand-in for cupy: every rep's inputs staged into the
     runner's memory and its outputs read back (each rep on inputs of its own), the kernel time the
     supervisor's bracket, the conversion times the runner's, bounded by the supervisor's."""
-    from hb import cudarunner, sandbox, supervisor
+    from hb.execution import cudarunner, sandbox, supervisor
 
     box_dir = tmp_path / "box"
     box_dir.mkdir()
@@ -410,7 +411,7 @@ def test_without_cupy_in_the_box_the_run_fails_naming_it(judge: JudgeHandler) ->
     """The whole path of a cuda run up to the device: its box (the device nodes this host has,
     no RLIMIT_AS), its own supervisor process, the runner's first layout; the reason is the
     runner's."""
-    from hb import cudarunner, runner
+    from hb.execution import cudarunner, runner
 
     if languages.cuda_compiler() is None:
         pytest.skip(NO_NVCC)

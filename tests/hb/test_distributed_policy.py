@@ -328,8 +328,8 @@ def test_launcher_environment_passes_only_mpi_and_launcher_variables() -> None:
 
 
 def test_every_launched_process_inherits_the_limits(tmp_path: Path) -> None:
-    from hb import sandbox
     from hb.distributed.launch import box_limits, run_launcher
+    from hb.execution import sandbox
 
     limits = box_limits(10, sandbox.Limits(cpu_s=7, memory_bytes=1 << 30))
     with sandbox.Box(tmp_path, limits) as box:

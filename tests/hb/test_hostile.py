@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from hb import box_pool, results_db, sandbox
+from hb import results_db
 from hb.distributed.driver import mpicc_path
+from hb.execution import box_pool, sandbox
 from hb.service import create_app
 from tests.hb.conftest import make_config
 
@@ -134,7 +135,7 @@ def _state(root: Path) -> dict[str, str]:
 
 def _box_processes() -> list[int]:
     """Processes on the host owned by one of this module's box uids, and its box cgroups that
-    still exist (-1 each); not those of the box started for the next grade (hb.box_pool), in
+    still exist (-1 each); not those of the box started for the next grade (hb.execution.box_pool), in
     which nothing has run."""
     waiting = box_pool.idle_boxes()
     found = []
@@ -389,7 +390,7 @@ def test_boxes_get_different_uids_across_judges(tmp_path: Path) -> None:
 
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from pathlib import Path; from hb import sandbox\n"
+         "import sys, time; from pathlib import Path; from hb.execution import sandbox\n"
          f"limits = sandbox.Limits(uid_base={UID_RANGE.start}, uid_count={len(UID_RANGE)})\n"
          f"with sandbox.Box(Path({str(tmp_path / 'other')!r}), limits) as box:\n"
          "    print(box.uid, flush=True); time.sleep(30)"],
@@ -416,7 +417,7 @@ def test_a_killed_judge_leaves_no_box_running(tmp_path: Path) -> None:
     import sys
 
     script = (
-        "import sys, time; from pathlib import Path; from hb import sandbox\n"
+        "import sys, time; from pathlib import Path; from hb.execution import sandbox\n"
         f"limits = sandbox.Limits(uid_base={UID_RANGE.start}, uid_count={len(UID_RANGE)})\n"
         f"box = sandbox.Box(Path({str(tmp_path)!r}), limits).__enter__()\n"
         "process, _ = box.popen(['/bin/sh', '-c', 'sleep 600 & setsid sleep 600 & sleep 600'])\n"

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from hb import build, interfaces, kernels, languages
+from hb import interfaces, kernels, languages
 from hb.distributed.driver import mpicc_path
 from hb.envelope import RequestsCheckBody, Submission
+from hb.execution import build
 from hb.service import JudgeHandler, create_app
 from relayout.types import element_type
 from tests.hb.conftest import graded_correct, make_config

@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from hb import kernels, profiling, runner, sandbox
+from hb import kernels, profiling
 from hb.agent.client import JudgeAnswer, JudgeClient
 from hb.agent.mcp_server import ToolError, ToolServer
+from hb.execution import runner, sandbox
 
 SCALED_ADD = kernels.solution_source("scaled_add")
 NO_PAPI = profiling.counters_refusal("papi")
@@ -172,7 +173,7 @@ def test_the_boxs_header_names_no_event_beyond_those_asked_for() -> None:
               "refused": {"PAPI_TOT_INS": "Event does not exist", "FORGED": "x"}}  # fmt: skip
 
     def timed(threads: int, probe: runner.BoxProbe) -> runner.RunResult:
-        assert probe.prefix[3] == "hb.papibox" and probe.allow == sandbox.PROFILE_SYSCALLS
+        assert probe.prefix[3] == "hb.execution.papibox" and probe.allow == sandbox.PROFILE_SYSCALLS
         calls = "[5]\n[7]\n[9]\n" if threads == 1 else "[5]\n"
         files = {profiling.PAPI_HEADER_FILE: json.dumps(header), profiling.PAPI_CALLS_FILE: calls}
         return runner.RunResult(True, rep_kernel_ns=[1, 2, 3], warmup=1, probed=files)
@@ -199,7 +200,7 @@ def test_the_boxs_header_names_no_event_beyond_those_asked_for() -> None:
 
 
 def test_papibox_runs_only_the_judges_box_runners(tmp_path: Path) -> None:
-    argv = [sys.executable, "-I", "-m", "hb.papibox", "--library", "libpapi-none.so", "--events",
+    argv = [sys.executable, "-I", "-m", "hb.execution.papibox", "--library", "libpapi-none.so", "--events",
             "PAPI_TOT_INS", "--header", "h.json", "--out", "c.jsonl", "--",
             sys.executable, "-I", "-m", "http.server"]  # fmt: skip
     ended = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=60)

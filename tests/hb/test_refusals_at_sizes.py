@@ -12,8 +12,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from hb import kernels, results_db
+from hb.execution.supervisor import describe
 from hb.service import create_app
-from hb.supervisor import describe
 from tests.hb.conftest import make_config
 
 SOURCE = kernels.solution_source("scaled_add")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from hb import sandbox
+from hb.execution import sandbox
 from hb.service import create_app
 from tests.hb.conftest import make_config
 
@@ -147,7 +147,7 @@ def test_the_projects_packages_are_read_only_and_the_checkout_hidden(tmp_path: P
     package = Path(hb.__file__).resolve().parent
     checkout = package.parents[1]
     script = (
-        f"ls {package}/sandbox.py && (touch {package}/new 2>/dev/null && echo writable || echo read-only);"
+        f"ls {package}/execution/sandbox.py && (touch {package}/new 2>/dev/null && echo writable || echo read-only);"
         f" ls {checkout}/tests 2>/dev/null | wc -l"
     )
     result, _ = sandbox.run_sandboxed(

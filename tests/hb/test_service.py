@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from hb import kernels, results_db
 from hb.envelope import RequestsCheckBody
-from hb.runner import RunResult
+from hb.execution.runner import RunResult
 from hb.service import JudgeHandler, create_app
 from tests.hb.conftest import make_config
 

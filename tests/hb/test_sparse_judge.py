@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from hb import build, cli, kernels, results_db, runner, sparse
+from hb import cli, kernels, results_db, sparse
 from hb.envelope import RequestsCheckBody, Submission
+from hb.execution import build, runner
 from hb.judge.grading import compare_outputs
 from hb.precision import TOLERANCE_MATRIX
 from hb.requests_api import Requests

@@ -16,8 +16,9 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
 
-from hb import cli, kernels, results_db, sandbox
+from hb import cli, kernels, results_db
 from hb.config import Config, hidden_seed
+from hb.execution import sandbox
 from hb.judge import outcome as outcome_module
 from hb.judge.outcome import GradeOutcome
 from hb.service import JudgeHandler, create_app

@@ -17,8 +17,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from hb import sandbox
 from hb.distributed.signature import mpi_entry_point, mpi_prototype
+from hb.execution import sandbox
 from hb.kernels import Manifest
 from hb.precision import C_PRELUDE, C_TYPES, NUMPY_DTYPES
 from relayout.convert.casts import cast_pairs, cast_source
@@ -350,7 +350,7 @@ _DRIVER_TIMED_BODY = r"""    /* Untimed scatter: rank 0 packs each rank's tile b
 """
 
 
-# Host tiles: the supervisor (hb.supervisor, outside the box) stages each rank's tiles in an arena
+# Host tiles: the supervisor (hb.execution.supervisor, outside the box) stages each rank's tiles in an arena
 # it shares with that rank, says "g" to every rank and times until the last "d", freezing the box
 # before it reads the tiles back; the driver only maps its arena and calls the kernel.
 _SUPERVISED_BODY = r"""
@@ -451,7 +451,7 @@ def driver_source(
     count, the plan and the sizes: those arrive in the layout table at run time).
 
     With host tiles only the driver is supervised: each rank maps the arena the supervisor
-    (hb.supervisor) staged its tiles in and calls the kernel on each "g" (the driver's arguments:
+    (hb.execution.supervisor) staged its tiles in and calls the kernel on each "g" (the driver's arguments:
     the run directory, the ranks' arena fds, their go fds and the done fd). A cast array's tile
     reaches the kernel at its cast type; the supervisor casts it with relayout's kernels.
 

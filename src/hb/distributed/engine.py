@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from hb import kernels, sandbox, supervisor_pool
+from hb import kernels
 from hb.distributed.driver import (
     LAYOUT_MAGIC,
     LAYOUT_VERSION,
@@ -37,6 +37,7 @@ from hb.distributed.signature import (
     symbol_arrivals,
     workspace_bytes_at,
 )
+from hb.execution import sandbox, supervisor_pool
 from hb.judge import grading
 from hb.kernels import Manifest
 from hb.precision import NUMPY_DTYPES, TOLERANCE_MATRIX, Tolerance
@@ -191,7 +192,7 @@ def run_distributed(
 ) -> DistributedRun:
     """Run the driver on spec.ranks ranks in a box and read back the outputs. `inputs` is one set
     of global arrays for every rep, or one per rep (warm-ups first). A host-tile driver is
-    supervised (hb.supervisor stages, casts, times and gathers outside the box); a device-tile
+    supervised (hb.execution.supervisor stages, casts, times and gathers outside the box); a device-tile
     driver (`device`) scatters, times and gathers itself from the run directory. With
     `shard_seeds` (one per rep, warm-ups first; the generated-input kernels of hb.kernels) the supervisor
     generates each rank's tiles itself from the rep's seed instead of staging `inputs`, which
@@ -232,7 +233,7 @@ def _supervised(
     primary flags and workspace; each rep's global inputs, or with `shard_seeds` each rep's seed
     and each array's range, from which it generates the tiles) in a directory the box never
     sees."""
-    from hb import runner, supervisor
+    from hb.execution import runner, supervisor
 
     dtype = NUMPY_DTYPES[spec.precision]
     per_rank_sizes = local_sizes_table(spec.kernel, spec.plan, spec.sizes)
@@ -294,7 +295,7 @@ def _supervised_run(
     spec: RunSpec, private: Path, ended: subprocess.CompletedProcess[bytes], argv: list[str],
     wall_s: float, box: sandbox.Box,
 ) -> DistributedRun:  # fmt: skip
-    from hb import supervisor
+    from hb.execution import supervisor
 
     stdout = _text(private / "box.stdout")
     stderr = _text(private / "box.stderr")

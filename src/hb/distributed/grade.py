@@ -10,13 +10,14 @@ from typing import Any
 
 import numpy as np
 
-from hb import abi, kernels, sandbox
+from hb import abi, kernels
 from hb.distributed.driver import build_driver, cast_refusal
 from hb.distributed.engine import DistributedGrade, Reference, grade_distributed
 from hb.distributed.launch import DEFAULT_RANK_COUNTS, LOCAL_LAUNCHER
 from hb.distributed.policy import distributed_cast_refusal, place_refusal, plan_refusal
 from hb.distributed.scaling import ScalingPoint, plot_scaling, scaling_curve, scaling_table
 from hb.distributed.signature import grid_at, mpi_refusal
+from hb.execution import sandbox
 from hb.judge.grading import rep_seed
 from hb.kernels import Manifest
 from hb.precision import NUMPY_DTYPES, Tolerance

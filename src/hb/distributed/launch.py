@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hb import sandbox
 from hb.distributed.driver import mpiexec_path
+from hb.execution import sandbox
 
 # On one machine: MPICH's hydra, which starts every rank locally and lets 4 ranks share 2 cores.
 LOCAL_LAUNCHER = "{mpiexec} -n {ranks}"

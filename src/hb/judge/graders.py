@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from hb import abi, build, calls, kernels, languages, results_db, runner, sparse
+from hb import abi, calls, kernels, languages, results_db, sparse
 from hb.distributed.engine import DistributedGrade
 from hb.distributed.grade import distributed_refusal, grade_submission, requested_device_arrays
 from hb.distributed.launch import launcher_settings
 from hb.distributed.policy import default_requests
 from hb.envelope import Submission
+from hb.execution import build, runner
 from hb.judge import refusals
 from hb.judge.grading import (
     Problem,
@@ -184,7 +185,7 @@ class DenseGrader(Grader):
                 granted, manifest, precision, sizes, answer
             )
         except Exception as error:  # relayout's build or lowering: the grade fails, the judge stays
-            from hb.supervisor import describe
+            from hb.execution.supervisor import describe
 
             return outcome.failed(
                 f"the request's conversion kernels did not build: {describe(error)}"
@@ -312,9 +313,9 @@ class DenseGrader(Grader):
     ) -> runner.RunResult:
         """One timed run in a box: a warm-up and timed reps, each on inputs of its own; `threads`
         (default sandbox.threads) and a profiler's `probe` for POST /profile. A cuda delivery
-        runs under hb.cudarunner (device arrays, a box given the device nodes)."""
+        runs under hb.execution.cudarunner (device arrays, a box given the device nodes)."""
         if delivery == "cuda":
-            from hb import cudarunner
+            from hb.execution import cudarunner
 
             if probe is not None:
                 return runner.RunResult(

@@ -12,7 +12,7 @@ import numpy as np
 from hb.precision import TOLERANCE_MATRIX, Tolerance
 
 if TYPE_CHECKING:
-    from hb.runner import RunResult
+    from hb.execution.runner import RunResult
 
 
 @dataclass(frozen=True)

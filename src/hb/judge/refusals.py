@@ -8,9 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hb import abi, languages, sandbox, sparse
+from hb import abi, languages, sparse
 from hb.config import Config
 from hb.distributed.grade import distributed_refusal, lower_plan
+from hb.execution import sandbox
 from hb.kernels import Manifest
 from hb.precision import C_NAMES, precision_of
 from hb.requests_api import (

@@ -1,8 +1,8 @@
-"""Started supervisors kept for the next timed run: each is `python -m hb.supervisor --serve`, a
+"""Started supervisors kept for the next timed run: each is `python -m hb.execution.supervisor --serve`, a
 trusted process outside any box that takes one job directory at a time over a Unix socket (with
 the box command's descriptors passed along it) and answers when the job's result is written, so
 that a grade pays for neither an interpreter's start nor numpy's import. A supervisor may also
-start a job's box ahead of the job (hb.box_pool), and then serves that job next.
+start a job's box ahead of the job (hb.execution.box_pool), and then serves that job next.
 
 A supervisor holds nothing of a grade between jobs: every box is new, every job directory is the
 judge's own, and a supervisor that fails, overruns or has served MAX_JOBS jobs is ended and
@@ -37,7 +37,7 @@ class Supervisor:
         self.socket = ours
         self.jobs = 0
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "hb.supervisor", "--serve", str(theirs.fileno())],
+            [sys.executable, "-m", "hb.execution.supervisor", "--serve", str(theirs.fileno())],
             pass_fds=(theirs.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -69,7 +69,9 @@ class Supervisor:
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise subprocess.TimeoutExpired(["hb.supervisor", json.dumps(request)], timeout)
+                raise subprocess.TimeoutExpired(
+                    ["hb.execution.supervisor", json.dumps(request)], timeout
+                )
             # poll, not select: the judge may hold descriptors past select's FD_SETSIZE.
             waiting = select.poll()
             waiting.register(self.socket, select.POLLIN)
@@ -77,7 +79,7 @@ class Supervisor:
                 return self.socket.recv(64)
 
     def start_box(self, jobdir: Path, pass_fds: Sequence[int], timeout: float) -> int | None:
-        """Start the box of JOBDIR's start file ahead of its job (hb.supervisor.start_box): the
+        """Start the box of JOBDIR's start file ahead of its job (hb.execution.supervisor.start_box): the
         host id of its first process once its runner answers, None when it did not start (the
         job then starts it again and reports why)."""
         answer = self._ask({"start": str(jobdir)}, pass_fds, timeout).split()
@@ -90,7 +92,7 @@ class Supervisor:
     def supervise(
         self, jobdir: Path, pass_fds: Sequence[int], timeout: float
     ) -> subprocess.CompletedProcess[bytes]:
-        """Run the job in `jobdir`, as `python -m hb.supervisor JOBDIR` would: returncode 0 once
+        """Run the job in `jobdir`, as `python -m hb.execution.supervisor JOBDIR` would: returncode 0 once
         the result is written, else the supervisor's stderr (the supervisor is then ended);
         TimeoutExpired (the supervisor and its box ended) past `timeout` seconds."""
         self.jobs += 1

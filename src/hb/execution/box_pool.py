@@ -36,13 +36,13 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
-from hb import sandbox, supervisor, supervisor_pool
+from hb.execution import sandbox, supervisor, supervisor_pool
 
 # Started boxes kept idle per setup, and setups kept (the least recently used gives its boxes up).
 IDLE_PER_SETUP = 1
 MAX_SETUPS = 2
 
-# The timing slot of a set of cores (hb.runner.timing_slot).
+# The timing slot of a set of cores (hb.execution.runner.timing_slot).
 Slot = Callable[[str | None], AbstractContextManager[None]]
 
 

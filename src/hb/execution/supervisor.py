@@ -1,4 +1,4 @@
-"""The trusted side of a timed run (`python -m hb.supervisor JOBDIR`, started by the judge outside
+"""The trusted side of a timed run (`python -m hb.execution.supervisor JOBDIR`, started by the judge outside
 any box): it converts each rep's inputs, stages them in an arena it shares with the box, times the
 kernel call from outside the box, freezes the box before it reads the outputs, converts them back
 and writes what it saw into JOBDIR, which the box cannot reach.
@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from hb.distributed.driver import LAYOUT_MAGIC
-from hb.sandbox import BoxCommand, Freezer
+from hb.execution.sandbox import BoxCommand, Freezer
 
 CALIBRATION_PINGS = 25
 PINGS_PER_REP = 5
@@ -39,7 +39,7 @@ JOB_FILE = "job.json"
 RESULT_FILE = "result.json"
 # The box's part of a job (its command, run directory, freezer, wall-clock limit and whether its
 # runner is killed at the end), written before the rest when the box is started ahead of its
-# grade (hb.box_pool).
+# grade (hb.execution.box_pool).
 START_FILE = "start.json"
 
 
@@ -347,7 +347,7 @@ def supervise(jobdir: Path) -> dict[str, Any]:
     pointers: list[str] = job["pointers"]
     output_names: list[str] = job["outputs"]
     workspace_bytes = int(job["workspace_bytes"])
-    # A python delivery's runner is told each array's dtype and shape (hb.pybox).
+    # A python delivery's runner is told each array's dtype and shape (hb.execution.pybox).
     describe_arrays = job.get("delivery") == "python"
 
     def body(session: _Session, report: dict[str, Any]) -> None:
@@ -567,7 +567,7 @@ def _arguments(size: int, offsets: list[int], trailing: list[dict[str, Any]], wo
         "workspace_bytes": workspace_bytes,
     }
     if arrays is not None:
-        from hb.pybox import describe as describe_array
+        from hb.execution.pybox import describe as describe_array
 
         message["arrays"] = [describe_array(array) for array in arrays]
     return b"a" + json.dumps(message).encode() + b"\n"
@@ -619,7 +619,7 @@ def run_job(jobdir: Path) -> None:
 
 
 def serve(fd: int) -> int:
-    """One job at a time from the judge (hb.supervisor_pool): a job directory and the box
+    """One job at a time from the judge (hb.execution.supervisor_pool): a job directory and the box
     command's descriptors on the socket `fd`, answered "done" once its result is written; or a
     box to start ahead of its job (start_box), answered "ready" or "failed"."""
     import socket

@@ -12,7 +12,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from hb import languages, precision, sandbox
+from hb import languages, precision
+from hb.execution import sandbox
 
 LIBRARY_NAME = "libsubmission.so"
 HEADER_NAME = "hb_types.h"

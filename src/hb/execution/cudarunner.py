@@ -1,9 +1,9 @@
-"""The timed run of a cuda delivery: the in-box runner (`python -m hb.cudarunner GO DONE`, started in
+"""The timed run of a cuda delivery: the in-box runner (`python -m hb.execution.cudarunner GO DONE`, started in
 a box given the NVIDIA device nodes) that holds a rep's arrays on the device and calls the
-submission's host entry point with device pointers, and its trusted side (`python -m hb.cudarunner
+submission's host entry point with device pointers, and its trusted side (`python -m hb.execution.cudarunner
 --supervise JOBDIR`, outside any box) that stages the inputs, times the call and reads the outputs.
 
-The protocol is hb.boxrunner's with three more commands. "p" is answered "d" at once (the
+The protocol is hb.execution.boxrunner's with three more commands. "p" is answered "d" at once (the
 calibration); "a<json>\\n" sets the next rep's host region (its size, each staged array's offset,
 dtype and shape, the trailing values, and at `workspace_offset` a slot for three CUDA-event times:
 the workspace itself is device memory) and is answered "r<pid> <address>\\n"; "i" copies the staged
@@ -36,11 +36,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hb.boxrunner import JOB, LIBRARY, _line
+from hb.execution.boxrunner import JOB, LIBRARY, _line
 
 if TYPE_CHECKING:
-    from hb.runner import RepInput, RunResult
-    from hb.sandbox import Limits
+    from hb.execution.runner import RepInput, RunResult
+    from hb.execution.sandbox import Limits
 
 # The times slot: convert_in, kernel and convert_out nanoseconds by the runner's CUDA events.
 TIMES = 3
@@ -84,11 +84,11 @@ def run_kernel(
     threads: int = 0,
     conversion: dict[str, Any] | None = None,
 ) -> RunResult:
-    """hb.runner.run_kernel for a cuda delivery: `symbol` of `library` called once per entry of
+    """hb.execution.runner.run_kernel for a cuda delivery: `symbol` of `library` called once per entry of
     `reps` by the in-box runner on device arrays (the request's `conversion` run on the device),
     in a box of its own that is given the device nodes, timed by this module's trusted side. A
     box of this kind is never started ahead: its supervisor is its own process."""
-    from hb import runner, sandbox, supervisor
+    from hb.execution import runner, sandbox, supervisor
 
     started = time.monotonic()
     workdir_root.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -113,7 +113,9 @@ def run_kernel(
             )  # fmt: skip
             for index, rep in enumerate(reps):
                 np.savez(private / f"inputs_{index}.npz", **rep.arrays)  # type: ignore[arg-type]
-            command = box.command([sys.executable, "-I", "-m", "hb.cudarunner"], box_env(threads))
+            command = box.command(
+                [sys.executable, "-I", "-m", "hb.execution.cudarunner"], box_env(threads)
+            )
             job = {
                 "box": command.to_json(),
                 "box_dir": str(box.workdir),
@@ -147,11 +149,11 @@ def run_kernel(
 def supervise_job(
     jobdir: Path, pass_fds: Sequence[int], timeout: float
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run the job in `jobdir` on a trusted side of its own (`python -m hb.cudarunner
+    """Run the job in `jobdir` on a trusted side of its own (`python -m hb.execution.cudarunner
     --supervise JOBDIR`, outside any box): returncode 0 once the result is written, else its
     stderr; TimeoutExpired past `timeout` seconds (the box dies with it)."""
     return subprocess.run(
-        [sys.executable, "-m", "hb.cudarunner", "--supervise", str(jobdir)],
+        [sys.executable, "-m", "hb.execution.cudarunner", "--supervise", str(jobdir)],
         pass_fds=tuple(pass_fds),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -168,7 +170,7 @@ def _bounded(reported: int, bracket: int) -> int:
 
 def supervise(jobdir: Path) -> dict[str, Any]:
     """A cuda delivery's run (the trusted side): see the module's docstring."""
-    from hb import supervisor as sv
+    from hb.execution import supervisor as sv
 
     job = json.loads((jobdir / sv.JOB_FILE).read_text())
     names: list[str] = job["staged"]
@@ -240,7 +242,7 @@ def supervise(jobdir: Path) -> dict[str, Any]:
 
 def run_job(jobdir: Path) -> None:
     """Supervise the cuda job in `jobdir` and write its result there."""
-    from hb import supervisor as sv
+    from hb.execution import supervisor as sv
 
     try:
         report = supervise(jobdir)
@@ -305,7 +307,7 @@ class _Device:
 
     def layout(self, message: dict[str, Any]) -> int:
         """The host region for the next rep (kept while its size holds); its address."""
-        from hb.pybox import _Region, _views
+        from hb.execution.pybox import _Region, _views
 
         size = int(message["size"])
         if self.region is None or self.region.bytes.nbytes != size:

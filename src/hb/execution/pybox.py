@@ -1,5 +1,5 @@
 """The box runner of a python delivery: the code of the judge that runs inside a timed run's box
-when the submission is Python. It speaks hb.boxrunner's protocol with the supervisor ("a" sets
+when the submission is Python. It speaks hb.execution.boxrunner's protocol with the supervisor ("a" sets
 the next call's arguments and is answered with this process's id and the address of the memory
 they live in, "g" calls, "p" pings, "q" ends) and calls the submission's function with numpy
 arrays over that memory, which the supervisor fills (each pointer as the supervisor describes
@@ -24,10 +24,10 @@ from typing import Any
 import ml_dtypes  # noqa: F401  (registers bfloat16 and the fp8 types with numpy)
 import numpy as np
 
-from hb.boxrunner import _HUGE, JOB, _line
+from hb.execution.boxrunner import _HUGE, JOB, _line
 
 SOURCE = "submission.py"
-# The scalars' numpy types, by the ABI kind hb.runner.scalar_argument gives them.
+# The scalars' numpy types, by the ABI kind hb.execution.runner.scalar_argument gives them.
 _SCALARS: dict[str, Any] = {"int64": int, "double": np.float64, "float": np.float32}
 
 
@@ -105,7 +105,7 @@ def _views(buffer: np.ndarray, message: dict[str, Any]) -> list[Any]:
 class _Region:
     """The box's own memory that holds a call's arguments (the supervisor writes and reads it
     from outside while the box is frozen): anonymous, aligned and advised for huge pages as
-    hb.boxrunner's is."""
+    hb.execution.boxrunner's is."""
 
     def __init__(self, size: int) -> None:
         self.map = mmap.mmap(-1, size + _HUGE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
@@ -145,7 +145,7 @@ def main(argv: list[str]) -> int:
         elif command == b"a":
             message = json.loads(_line(go))
             if function is None:
-                # Loaded only after the supervisor's first pings, as hb.boxrunner loads its
+                # Loaded only after the supervisor's first pings, as hb.execution.boxrunner loads its
                 # library: nothing the submission does can slow the round trip calibrated.
                 with open(JOB) as handle:
                     job = json.load(handle)

@@ -1,19 +1,19 @@
 """PAPI's counters around each kernel call of a profile's box (POST /profile, tool papi), and the
 judge's look-up of the event names a request gives.
 
-In the box, `python -I -m hb.papibox --library L --events A,B --header H --out C -- <runner argv>`
+In the box, `python -I -m hb.execution.papibox --library L --events A,B --header H --out C -- <runner argv>`
 opens the events in this process before anything else runs, with inheritance where the kernel
 allows it (so that the threads the kernel starts count too), then runs the box runner
-(hb.boxrunner, or hb.pybox for a python delivery) in the same interpreter with its kernel
+(hb.execution.boxrunner, or hb.execution.pybox for a python delivery) in the same interpreter with its kernel
 wrapped: counters read just before each call and just after it. H gets PAPI's version,
 which events opened and PAPI's words for those that did not, and whether threads inherit; C one
 line per call with the values in the order of the opened events. The submission runs in this
 process, so the files only inform; nothing in them decides a grade.
 
-Outside the box (trusted, in a process of its own), `python -I -m hb.papibox --library L --names
+Outside the box (trusted, in a process of its own), `python -I -m hb.execution.papibox --library L --names
 A B` prints PAPI's version and the names PAPI does not know on this machine, as JSON.
 
-Only the standard library is imported, as in hb.boxrunner.
+Only the standard library is imported, as in hb.execution.boxrunner.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 # papi.h's (PAPI 7.0) codes, option numbers and flags.
 _OK, _ENOEVNT, _NULL, _LIB_VERSION, _INHERIT, _INHERIT_ALL = 0, -7, -1, 21, 28, 1
 # The box runners papibox may wrap, by the module name the runner's argv gives.
-RUNNERS = ("hb.boxrunner", "hb.pybox")
+RUNNERS = ("hb.execution.boxrunner", "hb.execution.pybox")
 # PAPI_option_t is a union of small structs; PAPI_set_opt reads only the member it is told.
 _OPTION_BYTES = 4096
 

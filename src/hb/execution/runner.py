@@ -1,5 +1,5 @@
 """The timed run, judge side: a box holding only the submission's library and the box runner, a
-supervisor process (hb.supervisor) outside it that stages each rep's inputs, times each call and
+supervisor process (hb.execution.supervisor) outside it that stages each rep's inputs, times each call and
 reads the outputs, and a private job directory between the judge and the supervisor that the box
 never sees.
 
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from hb import box_pool, sandbox, supervisor
+from hb.execution import box_pool, sandbox, supervisor
 
 LIBRARY_FILE = "libsubmission.so"
 SLOT_LOCK_DIR = Path("/run/hb/slots")
@@ -152,8 +152,8 @@ def run_kernel(
     """Run `symbol` of `library` once per entry of `reps` (the first `warmup` untimed) in a box,
     timed by a supervisor. `conversion` is the request's conversion program description (requests
     JSON, relayout's array specs and sizes) when the request converts anything. A `python`
-    delivery's `library` is its source, called by hb.pybox instead of hb.boxrunner (a `cuda`
-    delivery's run is hb.cudarunner's: device arrays, a box given the device nodes)."""
+    delivery's `library` is its source, called by hb.execution.pybox instead of hb.execution.boxrunner (a `cuda`
+    delivery's run is hb.execution.cudarunner's: device arrays, a box given the device nodes)."""
     python = delivery == "python"
     begun = time.monotonic()
     workdir_root.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -163,7 +163,7 @@ def run_kernel(
         with box_pool.started(setup, timing_slot, pooled=probe is None) as started:
             box, private = started.box, started.private
             if python:
-                from hb.pybox import SOURCE
+                from hb.execution.pybox import SOURCE
 
                 box.write(SOURCE, library.read_bytes(), mode=0o444)
             else:
@@ -222,7 +222,7 @@ def box_setup(
            "OMP_PROC_BIND": "close", "OMP_PLACES": "cores"}  # fmt: skip
     if threads > 0:
         env["OMP_NUM_THREADS"] = str(threads)
-    runner = "hb.pybox" if delivery == "python" else "hb.boxrunner"
+    runner = "hb.execution.pybox" if delivery == "python" else "hb.execution.boxrunner"
     prefix = probe.prefix if probe else ()
     return box_pool.BoxSetup(
         root=workdir_root.resolve(), limits=limits, threads=threads,
