@@ -436,3 +436,15 @@ def compile_conversions(requests_json: str, arrays: Mapping[str, str], cache_dir
     return requests.compile(
         parse_arrays(dict(arrays)), target="host", cache_dir=cache_dir.resolve()
     )
+
+
+def build_conversions(requests_json: str, arrays: Mapping[str, str], cache_dir: Path) -> Path:
+    """The host library of the request's conversion program, built (or found) in `cache_dir` for
+    the supervisor that converts, and not loaded into the calling process."""
+    from relayout import parse_arrays
+    from relayout.convert import build_host_library
+
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    return build_host_library(
+        Requests.validate(requests_json), parse_arrays(dict(arrays)), cache_dir=cache_dir.resolve()
+    )

@@ -134,3 +134,22 @@ def test_zip_regroups_the_fields_around_the_call(handler: JudgeHandler) -> None:
     assert result["convert_in_ns"] > 0 and result["convert_out_ns"] > 0
     rows = results_db.rows_of_grade(handler.engine, result["grade_id"])
     assert [(r["name"], r["array"]) for r in rows] == [("zip", "u")]
+
+
+def test_the_service_builds_the_conversion_library_without_loading_it(
+    handler: JudgeHandler,
+) -> None:
+    """The grade's conversions run in the supervisor: the service process builds their library
+    into the request's cache and never maps it (no generated code runs in the judge's service)."""
+    source = kernels.solution_source("scaled_add").replace(
+        "scaled_add_fp64(const double *restrict x", "scaled_add_fp64(const float *restrict x"
+    )
+    requests = {"operations": [{"action": "cast", "array": "x", "to": "fp32"}]}
+    result = handler.grade(
+        Submission(kernel="scaled_add", source=source, preset="S", requests=requests), "score"
+    )
+    assert result.convert_in_ns > 0
+    built = sorted((handler.config.data_dir / "conversion-cache").rglob("*.so"))
+    assert built, "the conversion library was not built into the request's cache"
+    mapped = Path("/proc/self/maps").read_text()
+    assert not any(str(path.resolve()) in mapped for path in built)

@@ -274,13 +274,13 @@ class DenseGrader(Grader):
         self, granted: Requests, manifest: Manifest, precision: str, sizes: dict[str, int],
         answer: RequestsCheck | None = None,
     ) -> tuple[dict[str, Any] | None, list[str], Path | None]:  # fmt: skip
-        """The request's conversion program (built here, so the sandboxed run finds it cached),
-        and the kernel's pointer order (from `answer`, relayout's check of the request, where
-        checking made it). A format operation converts nothing here (hb.sparse does, once per
-        grade)."""
+        """The request's conversion program (its library built here and not loaded, so that the
+        supervisor that converts finds it cached) and the kernel's pointer order (from `answer`,
+        relayout's check of the request, where checking made it). A format operation converts
+        nothing here (hb.sparse does, once per grade)."""
         if not sparse.has_dense_operations(granted):
             return None, kernels.pointer_names(manifest), None
-        from hb.requests_api import compile_conversions
+        from hb.requests_api import build_conversions
 
         arrays = abi.relayout_arrays(manifest, precision)
         if answer is None:
@@ -290,7 +290,7 @@ class DenseGrader(Grader):
             (granted.to_json() + json.dumps(arrays, sort_keys=True)).encode()
         ).hexdigest()
         cache_dir = self.config.data_dir / "conversion-cache" / key[:2] / key
-        compile_conversions(granted.to_json(), arrays, cache_dir)
+        build_conversions(granted.to_json(), arrays, cache_dir)
         return (
             {"requests": granted.to_json(), "arrays": arrays, "sizes": sizes},
             pointers,

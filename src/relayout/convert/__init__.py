@@ -7,7 +7,7 @@
 
 from relayout.convert.build import BuildError, Toolchain, build_library, cache_directory
 from relayout.convert.casts import aligned_empty, cast_in, copy_bytes, widen_out
-from relayout.convert.compile import compile_program
+from relayout.convert.compile import build_host_library, compile_program
 from relayout.convert.group import Group
 from relayout.convert.program import (
     ConversionError,
@@ -25,6 +25,7 @@ __all__ = [
     "HostProgram",
     "Toolchain",
     "aligned_empty",
+    "build_host_library",
     "build_library",
     "cache_directory",
     "cast_in",

@@ -1,6 +1,6 @@
 """compile_program: a request lowered to its NodeLayout and built into a conversion program for
 a target, the host's C with OpenMP (relayout.convert.program) or a GPU through cupy
-(relayout.convert.device)."""
+(relayout.convert.device); build_host_library: the host library alone, built and not loaded."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from relayout.algebra.lower import lower_single_node
-from relayout.convert.build import Toolchain
+from relayout.convert.build import Toolchain, build_library
+from relayout.convert.codegen import program_source
 from relayout.convert.device import DeviceProgram
 from relayout.convert.program import SANITIZE_FLAGS, ConversionProgram, HostProgram
 from relayout.models import Requests
@@ -60,3 +61,20 @@ def compile_program(
         program.lowered_at = {name: int(value) for name, value in sizes.items()}
         program.lower_again = again
     return program
+
+
+def build_host_library(
+    requests: Requests | Any,
+    arrays: Mapping[str, Any],
+    *,
+    sizes: Mapping[str, int] | None = None,
+    cache_dir: Path | None = None,
+) -> Path:
+    """The host library of `requests`' conversion program over `arrays`, built (or found) in the
+    cache and returned as a path, loaded by nobody: a caller that only prepares the program (a
+    judge's service, for the process that converts) never runs generated code itself. The same
+    toolchain and cache as compile_program's find it there."""
+    requests = Requests.validate(requests)
+    layout = lower_single_node(requests, arrays, sizes)
+    source, _, _ = program_source(layout, "host")
+    return build_library(source, Toolchain.from_environment(cache_dir=cache_dir))
