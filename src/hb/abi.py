@@ -5,9 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from hb.execution.runner import scalar_argument
 from hb.kernels import Manifest
 from hb.precision import C_TYPES
+
+
+def scalar_argument(kind: str, value: float, problem_precision: str) -> dict[str, Any]:
+    """A scalar's ABI entry: int scalars and size symbols are int64_t; a floating scalar takes the
+    problem precision (a cast changes pointers, never scalars)."""
+    if kind == "int":
+        return {"kind": "int64", "value": int(value)}
+    ctype = {"fp64": "double", "fp32": "float"}.get(problem_precision)
+    if ctype is None:
+        raise ValueError(f"floating scalars at {problem_precision} cannot be passed through ctypes")
+    return {"kind": ctype, "value": float(value)}
 
 
 def symbol(manifest: Manifest, precision: str) -> str:

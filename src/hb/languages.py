@@ -153,11 +153,17 @@ def compiler_path(language_name: str) -> str | None:
 
 
 def cuda_compiler() -> str | None:
-    """nvcc: $CUDA_HOME/bin/nvcc or nvcc on PATH (hb.distributed.driver.nvcc_path), else the one
-    NVIDIA's nvidia-cuda-nvcc wheel installs in this environment (`pip install 'hb[cuda]'`)."""
-    from hb.distributed.driver import nvcc_path
-
+    """nvcc: $CUDA_HOME/bin/nvcc or nvcc on PATH (nvcc_path), else the one NVIDIA's
+    nvidia-cuda-nvcc wheel installs in this environment (`pip install 'hb[cuda]'`)."""
     return nvcc_path() or wheel_nvcc()
+
+
+def nvcc_path() -> str | None:
+    """CUDA's compiler driver: $CUDA_HOME/bin/nvcc, else nvcc on PATH; None when neither."""
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")):
+        if home and (Path(home) / "bin" / "nvcc").exists():
+            return str(Path(home) / "bin" / "nvcc")
+    return shutil.which("nvcc")
 
 
 def wheel_nvcc() -> str | None:

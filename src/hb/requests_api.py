@@ -34,6 +34,7 @@ from relayout import (
 from relayout import models as _models
 from relayout import requests_schema as _relayout_requests_schema
 from relayout import requests_schema_text as _relayout_requests_schema_text
+from relayout.convert import compile_program
 from relayout.models import Cast
 
 __all__ = [
@@ -433,8 +434,8 @@ def compile_conversions(requests_json: str, arrays: Mapping[str, str], cache_dir
 
     requests = Requests.validate(requests_json)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    return requests.compile(
-        parse_arrays(dict(arrays)), target="host", cache_dir=cache_dir.resolve()
+    return compile_program(
+        requests, parse_arrays(dict(arrays)), target="host", cache_dir=cache_dir.resolve()
     )
 
 

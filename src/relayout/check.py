@@ -12,9 +12,10 @@ from pydantic import BaseModel, ConfigDict
 from relayout.algebra.lower import run_program
 from relayout.algebra.state import PointerState, StructType, check_sizes
 from relayout.arrays import parse_arrays
+from relayout.distribution import plan_requests
 from relayout.errors import RequestError
 from relayout.models import Requests
-from relayout.plan import DistributionPlan, plan_requests
+from relayout.plan import DistributionPlan
 from relayout.types import ELEMENT_TYPES, RELAYOUT_C_NAMES, CNames
 
 __all__ = [

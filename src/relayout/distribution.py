@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from relayout import expr as E
-from relayout.algebra.lower import NodeLayout, PointerLayout, lower_single_node
+from relayout.algebra.lower import NodeLayout, PointerLayout, lower_single_node, run_program
+from relayout.algebra.state import check_sizes
 from relayout.arrays import parse_arrays
 from relayout.errors import RequestError, entry_label
 from relayout.models import (
@@ -31,7 +32,7 @@ from relayout.models import (
     Unblock,
     Unsplit,
 )
-from relayout.plan import ArrayPlan, Axis, DistributionPlan, plan_requests
+from relayout.plan import ArrayPlan, Axis, DistributionPlan
 
 __all__ = [
     "Distribution",
@@ -44,6 +45,7 @@ __all__ = [
     "owned_indices",
     "owned_symbol",
     "pack",
+    "plan_requests",
     "rank_coords",
     "unpack",
 ]
@@ -570,6 +572,80 @@ class Distribution:
                 )
             unpack(flat, tile, self.tile_indices(name, shape, rank))
         return whole
+
+
+def plan_requests(
+    requests: Requests,
+    arrays: Mapping[str, Any],
+    sizes: Mapping[str, int] | None,
+    ranks: int | None,
+) -> DistributionPlan:
+    """Run a distributed program at `ranks` and lower it to the DistributionPlan; RequestError
+    naming the entry when an operation does not lower."""
+    if not requests.startup.grid:
+        raise RequestError(
+            "a request without startup.grid has no distribution plan", entry="startup.grid"
+        )
+    if ranks is None:
+        raise RequestError("a plan needs the rank count P", entry="startup.grid")
+    sizes = check_sizes(sizes)
+    grid = requests.grid_at(ranks)
+    try:
+        specs = parse_arrays(arrays)
+    except ValueError as error:
+        raise RequestError(str(error), entry="arrays") from None
+    state = run_program(requests, specs, sizes, grid, ranks)
+    env = dict(state.env)
+    equal_edges = len(set(grid)) <= 1
+    plans: dict[str, ArrayPlan] = {}
+    for pointer in state.pointers:
+        if pointer.replicated:
+            plans[pointer.name] = ArrayPlan(replicated=True, location=pointer.location)
+            continue
+        records = dict(pointer.axes)
+        axes = []
+        for dim in range(len(pointer.dim_extents)):
+            record = records.get(dim)
+            if record is None:
+                axes.append(Axis(grid_dim=None))
+                continue
+            resolved = record.block_size.substitute(dict(pointer.bindings))
+            try:
+                block_size = int(resolved.evaluate(env))
+            except E.ExprError as error:
+                raise RequestError(
+                    f"block size {resolved}: {error} (bind the sizes)", entry=record.entry
+                ) from None
+            if block_size < 1:
+                raise RequestError(
+                    f"block size {resolved} is {block_size}; it must be at least 1",
+                    entry=record.entry,
+                )
+            if block_size > E.INT64_MAX:
+                raise RequestError(
+                    f"block size {resolved} is {block_size}, outside int64", entry=record.entry
+                )
+            if record.parts is not None:
+                parts = record.parts.substitute(dict(pointer.bindings))
+                try:
+                    parts_value = int(parts.evaluate(env))
+                except E.ExprError as error:
+                    raise RequestError(f"parts {parts}: {error}", entry=record.entry) from None
+                if parts_value != grid[record.grid_dim]:
+                    raise RequestError(
+                        f"the band digit comes from a split into {parts_value} parts, but grid dimension "
+                        f"{record.grid_dim} has {grid[record.grid_dim]} ranks; split into "
+                        f"P{record.grid_dim} parts for scheme block",
+                        entry=record.entry,
+                    )
+            if record.scheme in ("cyclic", "block_cyclic") and not equal_edges:
+                raise RequestError(
+                    f"a {record.scheme} layout needs an equal-edge grid; the grid at P = {ranks} is {list(grid)}",
+                    entry=record.entry,
+                )
+            axes.append(Axis(grid_dim=record.grid_dim, scheme=record.scheme, block_size=block_size))
+        plans[pointer.name] = ArrayPlan(axes=axes, location=pointer.location)
+    return DistributionPlan(grid=list(grid), arrays=plans)
 
 
 def lower_distribution(

@@ -5,7 +5,7 @@ RequestError, its JSON writer and its inlined JSON Schema. The meaning lives in 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -22,18 +22,13 @@ from pydantic import (
 
 from relayout import expr as expressions
 from relayout.errors import RequestError, entry_label
+from relayout.plan import short_form
 from relayout.types import (
-    RELAYOUT_C_NAMES,
     SPARSE_FORMAT_DEFAULTS,
     CastTarget,
-    CNames,
     SparseFormatName,
     c_name_problem,
 )
-
-if TYPE_CHECKING:
-    from relayout.check import RequestsCheck
-    from relayout.plan import DistributionPlan
 
 __all__ = [
     "ACTIONS",
@@ -446,41 +441,44 @@ class Requests(_Model):
     def grid_at(self, P: int) -> tuple[int, ...]:
         """startup.grid evaluated at P ranks; RequestError unless each extent is a positive integer
         and their product is P."""
-        from relayout.plan import grid_at
-
-        return grid_at(self, P)
-
-    def plan(self, arrays: Any, sizes: Any = None, ranks: int | None = None) -> DistributionPlan:
-        """The DistributionPlan the operations lower to at `ranks`; RequestError otherwise."""
-        from relayout.plan import plan_requests
-
-        return plan_requests(self, arrays, sizes, ranks)
+        if not self.startup.grid:
+            raise RequestError(
+                "the request has no startup.grid (a single-node run)", entry="startup.grid"
+            )
+        if P < 1:
+            raise RequestError(f"the rank count must be at least 1, got {P}", entry="startup.grid")
+        extents = []
+        for k, text in enumerate(self.startup.grid):
+            entry = f"startup.grid[{k}]"
+            try:
+                parsed = expressions.parse(text, bitwise=False)
+                unknown = sorted(parsed.symbols() - {"P"})
+                if unknown:
+                    raise RequestError(
+                        f"{text!r} names {unknown}; a grid extent is an expression over P only",
+                        entry=entry,
+                    )
+                value = parsed.evaluate({"P": P})
+            except expressions.ExprError as error:
+                raise RequestError(f"{text!r} at P = {P}: {error}", entry=entry) from None
+            if value < 1:
+                raise RequestError(
+                    f"{text!r} is {value} at P = {P}; an extent must be at least 1", entry=entry
+                )
+            extents.append(int(value))
+        product = 1
+        for extent in extents:
+            product *= extent
+        if product != P:
+            raise RequestError(
+                f"extents {extents} multiply to {product}, not P = {P}", entry="startup.grid"
+            )
+        return tuple(extents)
 
     @classmethod
     def from_plan(cls, plan: Any) -> Requests:
         """The short-form request (startup.grid, distribute, replicate, place) of a plan."""
-        from relayout.plan import requests_from_plan
-
-        return requests_from_plan(plan)
-
-    def check(
-        self,
-        arrays: Any,
-        sizes: Any = None,
-        ranks: int | None = None,
-        *,
-        kernel: str | None = None,
-        scalars: Any = (),
-        c_names: CNames = RELAYOUT_C_NAMES,
-    ) -> RequestsCheck:
-        """What the request does to `arrays`: accepted with each pointer (and the plan with a grid
-        and `ranks`, the C signature with `kernel` and `scalars`), or refused with why; C types are
-        named by `c_names` (relayout's own by default)."""
-        from relayout.check import check_requests
-
-        return check_requests(
-            self, arrays, sizes, ranks, kernel=kernel, scalars=scalars, c_names=c_names
-        )
+        return cls.validate(short_form(plan))
 
     def to_recorded(self) -> str:
         """The request as a results database stores it: "" for none, else the JSON of to_json()
@@ -516,12 +514,6 @@ class Requests(_Model):
                 entry="recorded request",
             )
         return cls.validate(data)
-
-    def compile(self, arrays: Any, target: str = "host", **options: Any) -> Any:
-        """The conversion program of relayout.convert for this request over `arrays`."""
-        from relayout.convert import compile_program
-
-        return compile_program(self, arrays, target=target, **options)
 
 
 REQUESTS_ADAPTER: TypeAdapter[Requests] = TypeAdapter(Requests)

@@ -1,10 +1,10 @@
-"""Distribution plans: the processor grid at a rank count (grid_at), the lowering of a distributed
-program to a DistributionPlan (block, cyclic, block_cyclic per axis), and the short form back."""
+"""Distribution plans: the DistributionPlan a distributed program lowers to (block, cyclic,
+block_cyclic per axis, or replicated; relayout.distribution lowers it) and its short form back as
+a request's JSON (short_form, which Requests.from_plan reads)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import (
@@ -16,20 +16,11 @@ from pydantic import (
     model_validator,
 )
 
-from relayout import expr as E
-from relayout.algebra.lower import run_program
-from relayout.algebra.state import check_sizes
-from relayout.arrays import parse_arrays
-from relayout.errors import RequestError
-from relayout.models import Requests
-
 __all__ = [
     "ArrayPlan",
     "Axis",
     "DistributionPlan",
-    "grid_at",
-    "plan_requests",
-    "requests_from_plan",
+    "short_form",
 ]
 
 
@@ -112,7 +103,7 @@ class DistributionPlan(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> DistributionPlan:
-        # Only plans that Requests.plan can give back: requests_from_plan(p) must plan to p.
+        # Only plans that plan_requests can give back: the short form of p must plan to p.
         if not self.grid:
             raise ValueError("grid: a plan's grid has at least one dimension")
         for k, extent in enumerate(self.grid):
@@ -173,120 +164,10 @@ class DistributionPlan(BaseModel):
             raise ValueError(f"plan {where + ': ' if where else ''}{message}") from None
 
 
-def grid_at(requests: Requests, P: int) -> tuple[int, ...]:
-    """startup.grid evaluated at P ranks: positive integer extents whose product is P."""
-    if not requests.startup.grid:
-        raise RequestError(
-            "the request has no startup.grid (a single-node run)", entry="startup.grid"
-        )
-    if P < 1:
-        raise RequestError(f"the rank count must be at least 1, got {P}", entry="startup.grid")
-    extents = []
-    for k, text in enumerate(requests.startup.grid):
-        entry = f"startup.grid[{k}]"
-        try:
-            parsed = E.parse(text, bitwise=False)
-            unknown = sorted(parsed.symbols() - {"P"})
-            if unknown:
-                raise RequestError(
-                    f"{text!r} names {unknown}; a grid extent is an expression over P only",
-                    entry=entry,
-                )
-            value = parsed.evaluate({"P": P})
-        except E.ExprError as error:
-            raise RequestError(f"{text!r} at P = {P}: {error}", entry=entry) from None
-        if value < 1:
-            raise RequestError(
-                f"{text!r} is {value} at P = {P}; an extent must be at least 1", entry=entry
-            )
-        extents.append(int(value))
-    product = 1
-    for extent in extents:
-        product *= extent
-    if product != P:
-        raise RequestError(
-            f"extents {extents} multiply to {product}, not P = {P}", entry="startup.grid"
-        )
-    return tuple(extents)
-
-
-def plan_requests(
-    requests: Requests,
-    arrays: Mapping[str, Any],
-    sizes: Mapping[str, int] | None,
-    ranks: int | None,
-) -> DistributionPlan:
-    """Run a distributed program at `ranks` and lower it to the DistributionPlan; RequestError
-    naming the entry when an operation does not lower."""
-    if not requests.startup.grid:
-        raise RequestError(
-            "a request without startup.grid has no distribution plan", entry="startup.grid"
-        )
-    if ranks is None:
-        raise RequestError("a plan needs the rank count P", entry="startup.grid")
-    sizes = check_sizes(sizes)
-    grid = grid_at(requests, ranks)
-    try:
-        specs = parse_arrays(arrays)
-    except ValueError as error:
-        raise RequestError(str(error), entry="arrays") from None
-    state = run_program(requests, specs, sizes, grid, ranks)
-    env = dict(state.env)
-    equal_edges = len(set(grid)) <= 1
-    plans: dict[str, ArrayPlan] = {}
-    for pointer in state.pointers:
-        if pointer.replicated:
-            plans[pointer.name] = ArrayPlan(replicated=True, location=pointer.location)
-            continue
-        records = dict(pointer.axes)
-        axes = []
-        for dim in range(len(pointer.dim_extents)):
-            record = records.get(dim)
-            if record is None:
-                axes.append(Axis(grid_dim=None))
-                continue
-            resolved = record.block_size.substitute(dict(pointer.bindings))
-            try:
-                block_size = int(resolved.evaluate(env))
-            except E.ExprError as error:
-                raise RequestError(
-                    f"block size {resolved}: {error} (bind the sizes)", entry=record.entry
-                ) from None
-            if block_size < 1:
-                raise RequestError(
-                    f"block size {resolved} is {block_size}; it must be at least 1",
-                    entry=record.entry,
-                )
-            if block_size > E.INT64_MAX:
-                raise RequestError(
-                    f"block size {resolved} is {block_size}, outside int64", entry=record.entry
-                )
-            if record.parts is not None:
-                parts = record.parts.substitute(dict(pointer.bindings))
-                try:
-                    parts_value = int(parts.evaluate(env))
-                except E.ExprError as error:
-                    raise RequestError(f"parts {parts}: {error}", entry=record.entry) from None
-                if parts_value != grid[record.grid_dim]:
-                    raise RequestError(
-                        f"the band digit comes from a split into {parts_value} parts, but grid dimension "
-                        f"{record.grid_dim} has {grid[record.grid_dim]} ranks; split into "
-                        f"P{record.grid_dim} parts for scheme block",
-                        entry=record.entry,
-                    )
-            if record.scheme in ("cyclic", "block_cyclic") and not equal_edges:
-                raise RequestError(
-                    f"a {record.scheme} layout needs an equal-edge grid; the grid at P = {ranks} is {list(grid)}",
-                    entry=record.entry,
-                )
-            axes.append(Axis(grid_dim=record.grid_dim, scheme=record.scheme, block_size=block_size))
-        plans[pointer.name] = ArrayPlan(axes=axes, location=pointer.location)
-    return DistributionPlan(grid=list(grid), arrays=plans)
-
-
-def requests_from_plan(plan: Any) -> Requests:
-    """The short form of a plan: startup.grid with its extents, then per array distribute (one per
-    distributed axis) or replicate, and place where the plan names a location."""
+def short_form(plan: Any) -> dict[str, Any]:
+    """The short form of a plan as a request's JSON object (Requests.from_plan validates it):
+    startup.grid with its extents, then per array distribute (one per distributed axis) or
+    replicate, and place where the plan names a location."""
     parsed = DistributionPlan.parse(plan)
     operations: list[dict[str, Any]] = []
     for name, array_plan in parsed.arrays.items():
@@ -307,4 +188,4 @@ def requests_from_plan(plan: Any) -> Requests:
             operations.append(operation)
         if array_plan.location is not None:
             operations.append({"action": "place", "array": name, "on": array_plan.location})
-    return Requests.validate({"startup": {"grid": list(parsed.grid)}, "operations": operations})
+    return {"startup": {"grid": list(parsed.grid)}, "operations": operations}

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from hb.distributed.driver import (
-    LAYOUT_MAGIC,
     cast_refusal,
     device_toolchain_refusal,
     driver_source,
@@ -34,6 +33,7 @@ from hb.distributed.signature import (
     mpi_prototype,
     symbol_arrivals,
 )
+from hb.execution.supervisor import LAYOUT_MAGIC
 from hb.kernels import Manifest, load_manifest
 from hb.requests_api import Requests
 from relayout.distribution import Distribution

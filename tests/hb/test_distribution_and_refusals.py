@@ -14,6 +14,7 @@ from hb.distributed.policy import default_grid, default_requests
 from hb.envelope import RequestsCheckBody, Submission
 from hb.requests_api import DistributionPlan, RequestAllowances, Requests
 from hb.service import JudgeHandler, RequestFault, with_task_grid
+from relayout.distribution import plan_requests
 from tests.hb.conftest import make_config
 
 
@@ -26,7 +27,9 @@ def test_default_requests_lower_to_the_manifest_plan(name: str) -> None:
     assert requests.startup.grid == default_grid(manifest)
     if any(a.is_sparse for a in manifest.arrays):
         return  # distributing a sparse format is a later issue; the short form still reads back
-    plan = requests.plan(abi.relayout_arrays(manifest, "fp64"), manifest.preset_sizes("S"), 4)
+    plan = plan_requests(
+        requests, abi.relayout_arrays(manifest, "fp64"), manifest.preset_sizes("S"), 4
+    )
     grid = Requests.validate({"startup": {"grid": default_grid(manifest)}}).grid_at(4)
     expected = DistributionPlan.model_validate(
         {"grid": list(grid), "arrays": manifest.distribution.get("arrays", {})}

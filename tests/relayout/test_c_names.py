@@ -41,8 +41,8 @@ def rendered_texts(c_names: CNames) -> list[str]:
     """Every text relayout renders for a kernel's ABI, written with `c_names`."""
     answer = check_requests(REQUEST, ARRAYS, kernel="k_fp64", scalars=SCALARS, c_names=c_names)
     assert answer.accepted and answer.arrays is not None and answer.signature is not None
-    via_model = Requests.validate(REQUEST).check(
-        ARRAYS, kernel="k_fp64", scalars=SCALARS, c_names=c_names
+    via_model = check_requests(
+        Requests.validate(REQUEST), ARRAYS, kernel="k_fp64", scalars=SCALARS, c_names=c_names
     )
     assert via_model == answer
     checked = [a.declaration for a in answer.arrays.values()]

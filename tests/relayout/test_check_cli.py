@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from relayout import ArraySpec, RequestError, Requests, parse_arrays, requests_schema_text
+from relayout.check import check_requests
 from relayout.cli import main, read_examples, run_example
+from relayout.distribution import plan_requests
 from tests.relayout.spec_request import spec_request
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,8 +60,8 @@ def test_array_specs() -> None:
 
 
 def test_check_accepts_with_the_plan_in_the_spec_shape() -> None:
-    answer = Requests.validate(SPEC_REQUEST).check(
-        {"A": "fp64[N,N]", "x": "fp64[N]"}, {"N": 128}, ranks=4
+    answer = check_requests(
+        Requests.validate(SPEC_REQUEST), {"A": "fp64[N,N]", "x": "fp64[N]"}, {"N": 128}, ranks=4
     )
     data = answer.to_dict()
     assert data["accepted"] is True and "refusal" not in data
@@ -91,7 +93,7 @@ def test_check_describes_zips_and_unzips() -> None:
         "b": "fp32[N,M]",
         "z": "complex64[N]",
     }
-    data = Requests.validate(request).check(arrays).to_dict()
+    data = check_requests(Requests.validate(request), arrays).to_dict()
     assert data["arrays"]["uv"] == {
         "dtype": "struct",
         "extents": ["d0"],
@@ -117,9 +119,10 @@ def test_check_describes_zips_and_unzips() -> None:
 
 
 def test_check_refuses_and_raises_on_malformed() -> None:
-    answer = Requests.validate(
-        {"operations": [{"action": "cast", "array": "B", "to": "fp32"}]}
-    ).check({"A": "fp64[N]"})
+    answer = check_requests(
+        Requests.validate({"operations": [{"action": "cast", "array": "B", "to": "fp32"}]}),
+        {"A": "fp64[N]"},
+    )
     assert answer.to_dict() == {
         "accepted": False,
         "refusal": "operations[0] (cast): unknown array 'B'; arrays now: A",
@@ -147,7 +150,9 @@ def test_from_plan_writes_the_short_form() -> None:
     assert requests.startup.grid == [2, 2]
     assert [op.action for op in requests.operations] == ["distribute", "place", "replicate"]
     assert (
-        requests.plan({"A": "fp64[N,N]", "x": "fp64[N]"}, {"N": 64}, 4).model_dump(mode="json")
+        plan_requests(requests, {"A": "fp64[N,N]", "x": "fp64[N]"}, {"N": 64}, 4).model_dump(
+            mode="json"
+        )
         == SPEC_PLAN
     )
 
@@ -254,7 +259,8 @@ def test_cli_examples(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_check_carries_the_signature_when_asked() -> None:
     request = Requests.validate({"operations": [{"action": "cast", "array": "u", "to": "fp16"}]})
-    answer = request.check(
+    answer = check_requests(
+        request,
         {"u": "fp64[N]:inout", "v": "fp64[N]"},
         kernel="k_fp64",
         scalars=[("N", "int64"), ("alpha", "fp64")],
@@ -263,4 +269,6 @@ def test_check_carries_the_signature_when_asked() -> None:
         "void k_fp64(_Float16 *restrict u, const double *restrict v, int64_t N, double alpha, "
         "void *workspace, int64_t workspace_bytes);"
     )
-    assert "signature" not in request.check({"u": "fp64[N]:inout", "v": "fp64[N]"}).to_dict()
+    assert (
+        "signature" not in check_requests(request, {"u": "fp64[N]:inout", "v": "fp64[N]"}).to_dict()
+    )

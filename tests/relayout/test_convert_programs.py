@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from relayout import RequestError, Requests
 from relayout.algebra.state import BIJECTION_CHECK_LIMIT
+from relayout.check import check_requests
 from relayout.convert import ConversionError, Group, compile_program
 from relayout.convert.program import ConversionTimings
 from tests.relayout.convert_support.programs import as_inout, compare_with_reference, random_inputs
@@ -252,7 +253,7 @@ def test_round_trip_restores_every_cell_at_fp64() -> None:
 
 def test_a_new_size_does_not_rebuild_and_timings_are_recorded() -> None:
     request = Requests.validate({"operations": [PERMUTE]})
-    program = request.compile({"A": "fp64[N,M]:inout"})
+    program = compile_program(request, {"A": "fp64[N,M]:inout"})
     assert program.timings == ConversionTimings(0, 0)
     library = program.library._name  # type: ignore[attr-defined]
     for n, m in [(3, 4), (40, 17)]:
@@ -263,7 +264,7 @@ def test_a_new_size_does_not_rebuild_and_timings_are_recorded() -> None:
         program.convert_out(buffers, {"A": restored})
         assert restored.tobytes() == values.tobytes()
         assert program.timings.convert_in_ns > 0 and program.timings.convert_out_ns > 0
-    again = request.compile({"A": "fp64[N,M]:inout"})
+    again = compile_program(request, {"A": "fp64[N,M]:inout"})
     assert again.library._name == library  # type: ignore[attr-defined]
 
 
@@ -352,7 +353,7 @@ def test_sizes_the_sized_check_refuses_are_refused_before_converting() -> None:
             ]
         }
     )
-    refusal = requests.check({"A": "fp64[N]:inout"}, {"N": 12}).refusal
+    refusal = check_requests(requests, {"A": "fp64[N]:inout"}, {"N": 12}).refusal
     assert refusal is not None and "does not divide the extent 3 of off" in refusal
     program = compile_program(requests, {"A": "fp64[N]:inout"})
     with pytest.raises(RequestError) as caught:
@@ -370,8 +371,8 @@ def test_a_program_compiled_at_sizes_lowers_again_at_others() -> None:
     # Lowered at N=8 the block's extents are constants (2, 4); at N=10 they are (3, 4), and no
     # element may be dropped.
     block = {"action": "block", "array": "A", "digit": "i0", "factor": 4, "into": ["b", "f"]}
-    program = Requests.validate({"operations": [block]}).compile(
-        {"A": "fp64[N]:inout"}, sizes={"N": 8}
+    program = compile_program(
+        Requests.validate({"operations": [block]}), {"A": "fp64[N]:inout"}, sizes={"N": 8}
     )
     for n in (8, 10, 13):
         values = np.arange(n, dtype=np.float64) + 1

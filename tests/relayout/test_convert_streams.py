@@ -133,7 +133,7 @@ def test_buffers_are_refilled_in_place_on_the_plain_and_stacking_paths() -> None
         }
     )
     arrays = {"x": "fp32[N]:inout", "u": "fp32[N]", "v": "fp32[N]:out"}
-    program = request.compile(arrays)
+    program = compile_program(request, arrays)
     first = program.convert_in(random_inputs(arrays, {"N": 50}, seed=1))
     again = random_inputs(arrays, {"N": 50}, seed=2)
     second = program.convert_in(again, buffers=first)

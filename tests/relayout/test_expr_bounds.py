@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from relayout import Requests
 from relayout import expr as E
 from relayout.algebra.state import BIJECTION_CHECK_LIMIT, MAX_OPERATIONS
+from relayout.check import check_requests
 from relayout.errors import RequestError
 from tests.relayout.test_convert_build import run_sanitizer_clean
 
@@ -43,7 +44,9 @@ def refusal(
     seconds it took; fails when the request is accepted or anything but RequestError escapes."""
     start = time.perf_counter()
     try:
-        answer = Requests.validate(request).check(arrays or {"x": "fp64[N]"}, sizes, ranks)
+        answer = check_requests(
+            Requests.validate(request), arrays or {"x": "fp64[N]"}, sizes, ranks
+        )
     except RequestError as error:
         return str(error), time.perf_counter() - start
     elapsed = time.perf_counter() - start
@@ -164,11 +167,11 @@ def test_a_grid_entry_is_bounded_like_every_expression() -> None:
         "startup": {"grid": ["root(P, 2)", "root(P, 2)"]},
         "operations": [{"action": "replicate", "array": "x"}],
     }
-    assert Requests.validate(accepted).check({"x": "fp64[N]"}, {"N": 8}, 4).accepted
+    assert check_requests(Requests.validate(accepted), {"x": "fp64[N]"}, {"N": 8}, 4).accepted
 
 
 def test_an_array_extent_that_overflows_is_refused_with_the_array() -> None:
-    answer = Requests().check({"x": "fp64[N * N * N]"}, {"N": 2**30})
+    answer = check_requests(Requests(), {"x": "fp64[N * N * N]"}, {"N": 2**30})
     assert answer.refusal is not None
     assert answer.refusal.startswith("arrays.x: extent N * N * N: N * N * N is ")
     assert answer.refusal.endswith("outside int64")
@@ -215,7 +218,9 @@ def test_the_bijection_checks_of_a_request_have_a_budget() -> None:
         * 40
     }
     start = time.perf_counter()
-    answer = Requests.validate(request).check({"x": "fp32[N]"}, {"N": BIJECTION_CHECK_LIMIT})
+    answer = check_requests(
+        Requests.validate(request), {"x": "fp32[N]"}, {"N": BIJECTION_CHECK_LIMIT}
+    )
     assert time.perf_counter() - start < 2.0
     assert answer.accepted
 

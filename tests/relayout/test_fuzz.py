@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from relayout import RequestError, Requests
+from relayout.check import check_requests
 from relayout.models import ACTIONS
 from tests.relayout.spec_request import spec_request
 
@@ -283,7 +284,9 @@ def check_fuzz(count: int, seed: int) -> None:
         except RequestError:
             continue
         for sizes in (None, {"N": 8}, {"N": 2**31}):
-            answer = requests.check(CHECK_ARRAYS, sizes, 4 if requests.distributed else None)
+            answer = check_requests(
+                requests, CHECK_ARRAYS, sizes, 4 if requests.distributed else None
+            )
             assert answer.accepted or answer.refusal, document
 
 

@@ -10,6 +10,8 @@ import pytest
 
 from relayout import RequestError, Requests, StructType, lower_single_node
 from relayout.algebra.digits import gf2_inverse
+from relayout.check import check_requests
+from relayout.distribution import plan_requests
 
 SQUARE = {"A": "fp64[N,N]:inout"}
 
@@ -35,7 +37,7 @@ def refusal(
     sizes: dict[str, int] | None = None,
     ranks: int | None = None,
 ) -> str:
-    answer = Requests.validate(request).check(arrays, sizes, ranks)
+    answer = check_requests(Requests.validate(request), arrays, sizes, ranks)
     assert not answer.accepted
     assert answer.refusal is not None
     return answer.refusal
@@ -545,8 +547,8 @@ def test_the_bijection_check_stops_at_its_limit() -> None:
     request = ops(
         {"action": "shuffle", "array": "x", "digits": ["i0"], "f": ["i0 ^ 1"], "f_inv": ["i0"]}
     )
-    assert Requests.validate(request).check({"x": "fp32[N]"}, {"N": 2**21}).accepted
-    assert not Requests.validate(request).check({"x": "fp32[N]"}, {"N": 2**10}).accepted
+    assert check_requests(Requests.validate(request), {"x": "fp32[N]"}, {"N": 2**21}).accepted
+    assert not check_requests(Requests.validate(request), {"x": "fp32[N]"}, {"N": 2**10}).accepted
 
 
 def test_gf2_inverse() -> None:
@@ -566,17 +568,19 @@ def test_values_beyond_int64_are_refused_not_raised() -> None:
         "f": ["i0 * 4611686018427387904 * 4"],
         "f_inv": ["i0"],
     }
-    answer = Requests.validate({"operations": [shuffle]}).check({"x": "fp64[N]"}, {"N": 8})
+    answer = check_requests(
+        Requests.validate({"operations": [shuffle]}), {"x": "fp64[N]"}, {"N": 8}
+    )
     assert not answer.accepted and "not inverse bijections" in str(answer.refusal)
     with pytest.raises(RequestError, match=r"operations\[0\] \(block\): factor: .*outside int64"):
         Requests.validate({"operations": [_block("x", "i0", 100000000000000000000, ["b", "f"])]})
     big = _block("x", "i0", "4294967296 * 4294967296", ["b", "f"])
-    answer = Requests.validate({"operations": [big]}).check({"x": "fp64[N]"})
+    answer = check_requests(Requests.validate({"operations": [big]}), {"x": "fp64[N]"})
     assert answer.refusal is not None
     assert answer.refusal.startswith("operations[0] (block): factor '4294967296 * 4294967296'")
     assert "outside int64" in answer.refusal
     pad = {"action": "pad", "array": "x", "digit": "i0", "amount": "9223372036854775807 - N + 1"}
-    answer = Requests.validate({"operations": [pad]}).check({"x": "fp64[N]"}, {"N": 8})
+    answer = check_requests(Requests.validate({"operations": [pad]}), {"x": "fp64[N]"}, {"N": 8})
     assert answer.refusal is not None and "outside int64" in answer.refusal
     cyclic = {
         "action": "distribute",
@@ -587,9 +591,9 @@ def test_values_beyond_int64_are_refused_not_raised() -> None:
         "block_size": "4294967296 * 4294967296",
     }
     distributed = {"startup": {"grid": ["P"]}, "operations": [cyclic]}
-    answer = Requests.validate(distributed).check({"x": "fp64[N]"}, {"N": 8}, 2)
+    answer = check_requests(Requests.validate(distributed), {"x": "fp64[N]"}, {"N": 8}, 2)
     assert answer.refusal is not None and "outside int64" in answer.refusal
-    answer = Requests().check({"x": "fp64[N,N]"}, {"N": 2**40})
+    answer = check_requests(Requests(), {"x": "fp64[N,N]"}, {"N": 2**40})
     assert (
         answer.refusal
         == "arrays.x: the cell count of x is 1208925819614629174706176, outside int64"
@@ -618,30 +622,30 @@ def test_bad_sizes_are_refused_by_check_plan_and_compile(
 ) -> None:
     arrays = {"A": "fp64[N]"}
     with pytest.raises(RequestError, match=message.replace("(", r"\(")):
-        Requests().check(arrays, sizes)
+        check_requests(Requests(), arrays, sizes)
     distributed = Requests.validate(
         {"startup": {"grid": ["P"]}, "operations": [{"action": "replicate", "array": "A"}]}
     )
     with pytest.raises(RequestError, match=message.replace("(", r"\(")):
-        distributed.plan(arrays, sizes, 2)
+        plan_requests(distributed, arrays, sizes, 2)
     with pytest.raises(RequestError, match=message.replace("(", r"\(")):
         lower_single_node(Requests(), arrays, sizes)
 
 
 def test_a_size_no_extent_uses_is_ignored_and_zero_is_an_empty_problem() -> None:
     # A kernel's size set also names symbols only its scalars use.
-    assert Requests().check({"A": "fp64[N]"}, {"N": 4, "iters": 10}).accepted
-    assert Requests().check({"A": "fp64[N]"}, {"N": 0}).accepted
+    assert check_requests(Requests(), {"A": "fp64[N]"}, {"N": 4, "iters": 10}).accepted
+    assert check_requests(Requests(), {"A": "fp64[N]"}, {"N": 0}).accepted
 
 
 @pytest.mark.parametrize("spec", ["fp64[-1]", "fp64[0]", "fp64[N,2-2]"])
 def test_a_constant_extent_below_one_is_refused(spec: str) -> None:
     with pytest.raises(ValueError, match=r"array A: .*an extent is at least 1"):
-        Requests().check({"A": spec})
+        check_requests(Requests(), {"A": spec})
 
 
 def test_a_negative_extent_at_the_sizes_is_refused() -> None:
-    answer = Requests().check({"A": "fp64[N - 9]"}, {"N": 8})
+    answer = check_requests(Requests(), {"A": "fp64[N - 9]"}, {"N": 8})
     assert answer.refusal == "arrays.A: extent N - 9 is -1 at these sizes; an extent is at least 0"
 
 
@@ -656,4 +660,4 @@ def test_names_that_are_not_c_identifiers_are_refused(name: str) -> None:
     with pytest.raises(RequestError, match=r"operations\[0\] \(unzip\): into"):
         Requests.validate({"operations": [unzip_into]})
     with pytest.raises(ValueError, match=f"array {name}: '{name}' is"):
-        Requests().check({name: "fp64[N]"})
+        check_requests(Requests(), {name: "fp64[N]"})

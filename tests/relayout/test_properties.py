@@ -19,7 +19,7 @@ from relayout import DistributionPlan, Requests, lower_single_node
 from relayout.algebra.digits import gf2_inverse
 from relayout.algebra.lower import NodeLayout, run_program, to_pointer_layout
 from relayout.algebra.state import PointerState
-from relayout.distribution import axis_owners
+from relayout.distribution import axis_owners, plan_requests
 
 # RELAYOUT_PROPERTY_EXAMPLES=2000 runs the laws deeper than the default.
 EXAMPLES = int(os.environ.get("RELAYOUT_PROPERTY_EXAMPLES", "60"))
@@ -393,7 +393,7 @@ def test_plan_of_from_plan_is_the_plan(
     plan, specs = drawn
     ranks = int(np.prod(plan.grid))
     requests = Requests.from_plan(plan)
-    assert requests.plan(specs, {"N": n}, ranks) == plan
+    assert plan_requests(requests, specs, {"N": n}, ranks) == plan
     assert json.loads(json.dumps(plan.model_dump(mode="json"))) == plan.model_dump(mode="json")
     # The plan's JSON reads back into the same plan.
     assert DistributionPlan.model_validate(plan.model_dump(mode="json")) == plan
@@ -491,11 +491,11 @@ def test_digit_programs_own_what_their_schemes_say(n: int, ranks: int, block_siz
         == axis_owners("block_cyclic", block_size, n, ranks).tolist()
     )
     # And the plans they lower to name those schemes; the short forms lower to the same plans.
-    plan = Requests.validate(blocked).plan({"x": "fp64[N]"}, {"N": n}, ranks)
+    plan = plan_requests(Requests.validate(blocked), {"x": "fp64[N]"}, {"N": n}, ranks)
     assert plan.arrays["x"].axes[0].scheme == ("cyclic" if block_size == 1 else "block_cyclic")
     short = Requests.from_plan(plan)
-    assert short.plan({"x": "fp64[N]"}, {"N": n}, ranks) == plan
-    split_plan = Requests.validate(split).plan({"x": "fp64[N]"}, {"N": n}, ranks)
+    assert plan_requests(short, {"x": "fp64[N]"}, {"N": n}, ranks) == plan
+    split_plan = plan_requests(Requests.validate(split), {"x": "fp64[N]"}, {"N": n}, ranks)
     assert split_plan.model_dump(mode="json") == {
         "grid": [ranks],
         "arrays": {"x": {"axes": [{"grid_dim": 0}]}},

@@ -19,7 +19,6 @@ import numpy as np
 
 from hb import kernels
 from hb.distributed.driver import (
-    LAYOUT_MAGIC,
     LAYOUT_VERSION,
     SUBMISSION_LIBRARY,
     submission_library,
@@ -38,6 +37,7 @@ from hb.distributed.signature import (
     workspace_bytes_at,
 )
 from hb.execution import sandbox, supervisor_pool
+from hb.execution.supervisor import LAYOUT_MAGIC
 from hb.judge import grading
 from hb.kernels import Manifest
 from hb.precision import NUMPY_DTYPES, TOLERANCE_MATRIX, Tolerance

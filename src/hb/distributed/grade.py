@@ -49,7 +49,7 @@ def scale_submission(
     shard_seeds: Sequence[int] | None = None,
 ) -> tuple[list[ScalingPoint], str, Path]:
     """Grade one built submission at each rank count (`plan_at(grid_extents)` gives the plan
-    there, e.g. Requests.plan at that rank count), and write the table and the PNG under
+    there, e.g. plan_requests at that rank count), and write the table and the PNG under
     `directory`. Returns (points, table text, PNG path). `shard_seeds`: grade_distributed's."""
 
     def grade_at(ranks: int, extents: tuple[int, ...]) -> DistributedGrade:
@@ -180,7 +180,7 @@ def grade_submission(
     plan: Distribution | None = None,
 ) -> DistributedGrade:
     """Build a submission (C, or `language` cpp or fortran) with the generated driver and grade it on `ranks` ranks: the plan is
-    Requests.plan at `ranks`, inputs are the catalog's seeded arrays at `preset`, and the whole
+    plan_requests at `ranks`, inputs are the catalog's seeded arrays at `preset`, and the whole
     domain is compared with the reference in `band` (default: the precision's). The build goes to
     `build_directory` (default `directory/build`; content-addressed, so a cache directory works),
     the run to `directory/ranks_<P>`. Tiles placed on device (or all unplaced ones under

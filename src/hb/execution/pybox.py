@@ -27,7 +27,7 @@ import numpy as np
 from hb.execution.boxrunner import _HUGE, JOB, _line
 
 SOURCE = "submission.py"
-# The scalars' numpy types, by the ABI kind hb.execution.runner.scalar_argument gives them.
+# The scalars' numpy types, by the ABI kind hb.abi.scalar_argument gives them.
 _SCALARS: dict[str, Any] = {"int64": int, "double": np.float64, "float": np.float32}
 
 

@@ -103,17 +103,6 @@ class RunResult:
         return self.rep_outputs[self.credited] if self.ok else {}
 
 
-def scalar_argument(kind: str, value: float, problem_precision: str) -> dict[str, Any]:
-    """A scalar's ABI entry: int scalars and size symbols are int64_t; a floating scalar takes the
-    problem precision (a cast changes pointers, never scalars)."""
-    if kind == "int":
-        return {"kind": "int64", "value": int(value)}
-    ctype = {"fp64": "double", "fp32": "float"}.get(problem_precision)
-    if ctype is None:
-        raise ValueError(f"floating scalars at {problem_precision} cannot be passed through ctypes")
-    return {"kind": ctype, "value": float(value)}
-
-
 @contextlib.contextmanager
 def timing_slot(cpus: str | None) -> Iterator[None]:
     """One timed run at a time on a set of cores, across every judge of the machine (a flock per

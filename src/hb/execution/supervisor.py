@@ -27,8 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from hb.distributed.driver import LAYOUT_MAGIC
 from hb.execution.sandbox import BoxCommand, Freezer
+
+# The layout table and each rank's arena header start with this magic ("HBMPIDRV" as
+# little-endian bytes); the generated MPI driver refuses a table written for another driver.
+LAYOUT_MAGIC = int.from_bytes(b"HBMPIDRV", "little")
 
 CALIBRATION_PINGS = 25
 PINGS_PER_REP = 5

@@ -1,6 +1,6 @@
 """relayout's conversion kernels: exact casts, digit layouts and regrouping, on the host and a GPU.
 
-`compile_program(requests, arrays, target=...)` (what `Requests.compile` calls) returns a program with
+`compile_program(requests, arrays, target=...)` (relayout.convert.compile) returns a program with
 `convert_in`, `convert_out` and `timings`; `Group` is the same machinery seen from a zip or unzip;
 `reference` holds the numpy engine the kernels are tested against.
 """

@@ -159,7 +159,7 @@ class ConversionProgram:
         return self._elsewhere[key]
 
     def check_sizes(self, sizes: Mapping[str, int]) -> None:
-        """RequestError, as `Requests.check` at `sizes` words it, when the check refuses them."""
+        """RequestError, as `check_requests` at `sizes` words it, when the check refuses them."""
         key = tuple((s, int(sizes[s])) for s in self._size_symbols if s in sizes)
         if key in self._checked_sizes:
             return
