@@ -34,14 +34,12 @@ def shuffle(f: str, f_inv: str = "i0") -> dict[str, Any]:
     return {"action": "shuffle", "array": "x", "digits": ["i0"], "f": [f], "f_inv": [f_inv]}
 
 
-def refusal(
+def _refusal_once(
     request: Mapping[str, Any],
-    arrays: Mapping[str, str] | None = None,
-    sizes: Mapping[str, int] | None = None,
-    ranks: int | None = None,
+    arrays: Mapping[str, str] | None,
+    sizes: Mapping[str, int] | None,
+    ranks: int | None,
 ) -> tuple[str, float]:
-    """The refusal of a request (raised while validating it, or answered by its check) and the
-    seconds it took; fails when the request is accepted or anything but RequestError escapes."""
     start = time.perf_counter()
     try:
         answer = check_requests(
@@ -53,6 +51,21 @@ def refusal(
     assert not answer.accepted, f"accepted: {request}"
     assert answer.refusal is not None
     return answer.refusal, elapsed
+
+
+def refusal(
+    request: Mapping[str, Any],
+    arrays: Mapping[str, str] | None = None,
+    sizes: Mapping[str, int] | None = None,
+    ranks: int | None = None,
+) -> tuple[str, float]:
+    """The refusal of a request (raised while validating it, or answered by its check) and the
+    seconds it took at best of three tries (a request that is costly is so every time; one
+    pause of a loaded machine is not the request's); fails when the request is accepted or
+    anything but RequestError escapes."""
+    tries = [_refusal_once(request, arrays, sizes, ranks) for _ in range(3)]
+    assert len({message for message, _ in tries}) == 1, tries
+    return tries[0][0], min(elapsed for _, elapsed in tries)
 
 
 @pytest.mark.parametrize(
