@@ -191,14 +191,14 @@ def grade_submission(
     scalars = manifest.preset_scalars(preset)
     if plan is None:
         plan = lower_plan(requests, manifest, precision, ranks, sizes)
+    casts = requested_casts(requests)
+    device = requested_device_arrays(requests, manifest, residency)
     built = build_driver(
-        manifest, precision, source, build_directory or directory / "build",
-        casts=requested_casts(requests),
-        device_arrays=requested_device_arrays(requests, manifest, residency), language=language,
+        manifest, precision, source, build_directory or directory / "build", casts=casts,
+        device_arrays=device, language=language,
     )  # fmt: skip
     if built.program is None:
         return _build_failure(manifest, precision, ranks, built.log)
-    device = requested_device_arrays(requests, manifest, residency)
     # Every rep on inputs of its own (a device-tile driver stages one set for all its reps).
     seeds = [rep_seed(seed, index) for index in range(1 if device else warmup + reps)]
     inputs = [kernels.make_inputs(manifest, sizes, s, NUMPY_DTYPES[precision]) for s in seeds]
@@ -206,7 +206,7 @@ def grade_submission(
         built.program, manifest, precision, plan, sizes, scalars, inputs[0] if device else inputs,
         kernels.load_reference(manifest.name).reference, directory / f"ranks_{ranks}",
         reps=reps, warmup=warmup, launcher=launcher, hostfile=hostfile, timeout_s=timeout_s,
-        tolerance=band, limits=limits, casts=requested_casts(requests), device=bool(device),
+        tolerance=band, limits=limits, casts=casts, device=bool(device),
         shard_seeds=_shard_seeds(manifest, seeds, bool(device)),
     )  # fmt: skip
 
@@ -239,10 +239,11 @@ def scale_requests(
     """The scaling curve of one submission (what `hb scale` prints): built once, graded at each
     rank count its startup.grid spans, table and PNG written under `directory`."""
     sizes = manifest.preset_sizes(preset)
+    casts = requested_casts(requests)
+    device_arrays = requested_device_arrays(requests, manifest, residency)
     built = build_driver(
-        manifest, precision, source, build_directory or directory / "build",
-        casts=requested_casts(requests),
-        device_arrays=requested_device_arrays(requests, manifest, residency),
+        manifest, precision, source, build_directory or directory / "build", casts=casts,
+        device_arrays=device_arrays,
     )  # fmt: skip
     if built.program is None:
         raise RuntimeError(f"the MPI build failed: {built.log.strip()[-2000:]}")
@@ -253,12 +254,11 @@ def scale_requests(
             count *= extent
         return lower_plan(requests, manifest, precision, count, sizes)
 
-    device = bool(requested_device_arrays(requests, manifest, residency))
     return scale_submission(
         built.program, manifest, precision, list(requests.startup.grid), plan_at, sizes,
         manifest.preset_scalars(preset), kernels.make_inputs(manifest, sizes, seed, NUMPY_DTYPES[precision]),
         kernels.load_reference(manifest.name).reference, directory, rank_counts=rank_counts,
         reps=reps, warmup=warmup, launcher=launcher, hostfile=hostfile, timeout_s=timeout_s,
-        limits=limits, casts=requested_casts(requests), device=device,
-        shard_seeds=_shard_seeds(manifest, [seed] * (warmup + reps), device),
+        limits=limits, casts=casts, device=bool(device_arrays),
+        shard_seeds=_shard_seeds(manifest, [seed] * (warmup + reps), bool(device_arrays)),
     )  # fmt: skip
