@@ -322,8 +322,7 @@ def _supervised_run(
     reps = report["reps"]
     outputs = []
     for index in range(len(reps)):
-        with np.load(private / f"outputs_{index}.npz", allow_pickle=False) as archive:
-            outputs.append({name: archive[name] for name in archive.files})
+        outputs.append(supervisor.read_outputs(private, report["outputs"], index))
     timed = reps[spec.warmup :]
     return DistributedRun(
         launch,

@@ -194,9 +194,13 @@ def supervise(jobdir: Path) -> dict[str, Any]:
         # The first pings reach the runner before it loads cupy and the submission.
         session.stop(True)
         session.calibrate(sv.CALIBRATION_PINGS)
+        held: dict[str, np.ndarray] = {}
+        written = sv.Outputs(jobdir, len(job["reps"]))
         for index, rep in enumerate(job["reps"]):
-            with np.load(jobdir / rep["inputs"], allow_pickle=False) as archive:
-                staged = [archive[name] for name in names]
+            loaded = sv.load_into(jobdir / rep["inputs"], held)
+            staged = [loaded[name] for name in names]
+            if index == 0:
+                written.prepare({name: loaded[name] for name in output_names})
             offsets, cursor = [], 0
             for array in staged:
                 offsets.append(cursor)
@@ -227,7 +231,8 @@ def supervise(jobdir: Path) -> dict[str, Any]:
                 for name in output_names
             }
             times = memory.read(times_offset, times_like)
-            np.savez(jobdir / f"outputs_{index}.npz", **outputs)  # type: ignore[arg-type]
+            written.write(index, outputs)
+            report["outputs"] = written.layout()
             session.calibrate(sv.PINGS_PER_REP)
             report["reps"].append({
                 "seen_ns": seen,

@@ -6,7 +6,7 @@ never sees.
 Each rep has inputs of its own (the caller passes one RepInput per warm-up and timed rep, drawn
 from seeds of their own), so a kernel that remembers an earlier answer returns a wrong one; every
 rep's outputs come back so the caller checks each against the reference for its own inputs.
-Results cross from the supervisor as JSON and .npz files read with allow_pickle=False.
+Results cross from the supervisor as JSON and one file of every rep's outputs (supervisor.Outputs).
 """
 
 from __future__ import annotations
@@ -251,8 +251,7 @@ def _result(
     reps = report["reps"]
     outputs = []
     for index in range(len(reps)):
-        with np.load(private / f"outputs_{index}.npz", allow_pickle=False) as archive:
-            outputs.append({name: archive[name] for name in archive.files})
+        outputs.append(supervisor.read_outputs(private, report["outputs"], index))
     return RunResult(
         True,
         rep_kernel_ns=[int(r["kernel_ns"]) for r in reps],

@@ -38,8 +38,11 @@ PINGS_PER_REP = 5
 # The finest time the judge credits: a call faster than the round trip's jitter is timed as this.
 RESOLUTION_NS = 1000
 ALIGN = 4096
+# The piece the outputs' file is zero-filled in.
+_PIECE = 256 << 10
 JOB_FILE = "job.json"
 RESULT_FILE = "result.json"
+OUTPUTS_FILE = "outputs.bin"
 # The box's part of a job (its command, run directory, freezer, wall-clock limit and whether its
 # runner is killed at the end), written before the rest when the box is started ahead of its
 # grade (hb.execution.box_pool).
@@ -144,8 +147,10 @@ class _BoxMemory:
         array = np.ascontiguousarray(array)
         self._transfer("process_vm_writev", offset, array.ctypes.data, array.nbytes)
 
-    def read(self, offset: int, like: np.ndarray) -> np.ndarray:
-        out = np.empty(like.shape, dtype=like.dtype)
+    def read(self, offset: int, like: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """The array shaped as `like` at `offset`, into `out` when it fits (made once, refilled)."""
+        if out is None or out.shape != like.shape or out.dtype != like.dtype:
+            out = np.empty(like.shape, dtype=like.dtype)
         self._transfer("process_vm_readv", offset, out.ctypes.data, out.nbytes)
         return out
 
@@ -386,9 +391,13 @@ def supervise(jobdir: Path) -> dict[str, Any]:
         # The kernel-side buffers are made (and faulted in) by the first rep and refilled by the
         # others; the times are relayout's own of the conversion, not of its checks.
         kept: dict[str, Any] = {}
+        held: dict[str, np.ndarray] = {}
+        read_back: dict[str, np.ndarray] = {}
+        written = Outputs(jobdir, len(job["reps"]))
         for index, rep in enumerate(job["reps"]):
-            with np.load(jobdir / rep["inputs"], allow_pickle=False) as archive:
-                staged = {name: archive[name].copy() for name in archive.files}
+            staged = load_into(jobdir / rep["inputs"], held)
+            if index == 0:
+                written.prepare({name: staged[name] for name in output_names})
             convert_in_ns = 0
             buffers = staged
             if program is not None:
@@ -408,11 +417,15 @@ def supervise(jobdir: Path) -> dict[str, Any]:
                 memory.write(offset, array)
             memory.write(workspace_offset, zeros)
             seen = session.timed_call()
+            # What is read back: the outputs, or every converted pointer when conversions write
+            # the outputs back from them.
+            wanted = set(output_names) | (set(buffers) if program is not None else set())
             snapshot = {
-                name: memory.read(offset, array)
+                name: memory.read(offset, array, read_back.get(name))
                 for name, offset, array in zip(pointers, offsets, arrays, strict=True)
-                if name in buffers or name in output_names
+                if name in wanted
             }
+            read_back.update(snapshot)
             convert_out_ns = 0
             if program is not None:
                 program.convert_out(snapshot, {n: staged[n] for n in output_names}, sizes)
@@ -420,7 +433,8 @@ def supervise(jobdir: Path) -> dict[str, Any]:
                 outputs = {n: staged[n] for n in output_names}
             else:
                 outputs = {n: snapshot[n] for n in output_names}
-            np.savez(jobdir / f"outputs_{index}.npz", **outputs)  # type: ignore[arg-type]
+            written.write(index, outputs)
+            report["outputs"] = written.layout()
             session.calibrate(PINGS_PER_REP)
             report["reps"].append({
                 "seen_ns": seen,
@@ -484,11 +498,23 @@ def supervise_ranks(jobdir: Path, job: dict[str, Any]) -> dict[str, Any]:
         session.channel.ask(b"l", b"d")
         session.stop(True)
         generation = job.get("generate")
-        for index, source in enumerate(generation["seeds"] if generation else job["reps"]):
+        sources = generation["seeds"] if generation else job["reps"]
+        held: dict[str, np.ndarray] = {}
+        gathered = {
+            array["name"]: np.zeros(int(np.prod(array["shape"])), dtype=dtype)
+            for array in arrays
+            if array["output"]
+        }
+        written = Outputs(jobdir, len(sources))
+        written.prepare({
+            array["name"]: gathered[array["name"]].reshape(array["shape"])
+            for array in arrays
+            if array["output"]
+        })  # fmt: skip
+        for index, source in enumerate(sources):
             inputs: dict[str, np.ndarray] = {}
             if generation is None:
-                with np.load(jobdir / source, allow_pickle=False) as archive:
-                    inputs = {key: archive[key] for key in archive.files}
+                inputs = load_into(jobdir / source, held)
             cast_in_ns = [0] * ranks
             for rank, (arena, (offsets, workspace_offset)) in enumerate(
                 zip(arenas, layouts, strict=True)
@@ -518,11 +544,8 @@ def supervise_ranks(jobdir: Path, job: dict[str, Any]) -> dict[str, Any]:
                 arena.view[workspace_offset : workspace_offset + max(workspace[rank], 1)] = 0
             seen = session.timed_call()
             widen_ns = [0] * ranks
-            gathered = {
-                array["name"]: np.zeros(int(np.prod(array["shape"])), dtype=dtype)
-                for array in arrays
-                if array["output"]
-            }
+            for whole in gathered.values():
+                whole.fill(0)
             for rank, (arena, (offsets, _)) in enumerate(zip(arenas, layouts, strict=True)):
                 for a, array in enumerate(arrays):
                     if not array["output"] or not array["primary"][rank]:
@@ -545,13 +568,135 @@ def supervise_ranks(jobdir: Path, job: dict[str, Any]) -> dict[str, Any]:
                 for array in arrays
                 if array["output"]
             }
-            np.savez(jobdir / f"outputs_{index}.npz", **outputs)  # type: ignore[arg-type]
+            written.write(index, outputs)
+            report["outputs"] = written.layout()
             session.calibrate(PINGS_PER_REP)
             report["reps"].append(
                 {"seen_ns": seen, "convert_in_ns": max(cast_in_ns), "convert_out_ns": max(widen_ns)}
             )
 
     return _run(jobdir, job, arenas, ranks, body)
+
+
+def _npz_members(handle: Any, path: Path) -> list[tuple[str, tuple[int, ...], bool, np.dtype, int]]:
+    """Each array of an uncompressed .npz (as np.savez writes it): its name, shape, order, dtype
+    and where its data starts in the file."""
+    import struct
+    import zipfile
+
+    members = []
+    try:
+        archive = zipfile.ZipFile(handle)
+    except (zipfile.BadZipFile, OSError) as error:
+        raise ValueError(f"{path.name}: not an archive of arrays ({error})") from None
+    with archive:
+        for info in archive.infolist():
+            name = info.filename.removesuffix(".npy")
+            if info.compress_type != zipfile.ZIP_STORED:
+                raise ValueError(f"{path.name}: {name} is compressed")
+            if info.header_offset < 0:
+                raise ValueError(f"{path.name}: {name} starts outside the file")
+            handle.seek(info.header_offset)
+            local = handle.read(30)
+            if len(local) != 30 or local[:4] != b"PK\x03\x04":
+                raise ValueError(f"{path.name}: {name} has no local header")
+            name_length, extra_length = struct.unpack("<HH", local[26:30])
+            handle.seek(info.header_offset + 30 + name_length + extra_length)
+            version = np.lib.format.read_magic(handle)
+            header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                      else np.lib.format.read_array_header_2_0)  # fmt: skip
+            shape, fortran, dtype = header(handle)
+            if dtype.hasobject:
+                raise ValueError(f"{path.name}: {name} holds Python objects")
+            members.append((name, shape, fortran, dtype, handle.tell()))
+    return members
+
+
+def load_into(path: Path, held: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A rep's inputs (an uncompressed .npz the judge wrote) read straight from the file into
+    arrays made once per grade and refilled per rep. Nothing is allocated between two timed calls:
+    on the development VM fresh memory there (new arrays and their page faults, or new page cache)
+    cost the next call of a memory-bound kernel 50-150 microseconds."""
+    arrays = {}
+    with open(path, "rb") as handle:
+        for name, shape, fortran, dtype, offset in _npz_members(handle, path):
+            array = held.get(name)
+            if array is None or array.shape != shape or array.dtype != dtype:
+                array = held[name] = np.empty(shape, dtype, order="F" if fortran else "C")
+            flat = memoryview(array.reshape(-1, order="A").view(np.uint8))
+            done = 0
+            while done < len(flat):
+                moved = os.preadv(handle.fileno(), [flat[done:]], offset + done)
+                if moved <= 0:
+                    raise ValueError(f"{path.name}: {name} is truncated")
+                done += moved
+            arrays[name] = array
+    return arrays
+
+
+class Outputs:
+    """Every rep's outputs in one file (OUTPUTS_FILE in the job directory), laid out and filled
+    with zeros before the first timed call, each rep's written in place after its call: new
+    files or page cache made between two timed calls would slow the next one (see load_into).
+    The layout goes into the run's report (`layout()`), and `read_outputs` reads it back."""
+
+    def __init__(self, jobdir: Path, reps: int) -> None:
+        self.path, self.reps = jobdir / OUTPUTS_FILE, reps
+        self.arrays: list[dict[str, Any]] = []
+        self.record = 0
+
+    def prepare(self, like: dict[str, np.ndarray]) -> None:
+        """Lay the file out for outputs shaped as `like` and make its pages now."""
+        cursor = 0
+        for name, array in like.items():
+            self.arrays.append({"name": name, "dtype": array.dtype.str, "shape": list(array.shape),
+                                "offset": cursor})  # fmt: skip
+            cursor = _aligned(cursor + array.nbytes)
+        self.record = cursor
+        zeros = bytes(min(_PIECE, max(cursor * self.reps, 1)))
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        try:
+            total, done = cursor * self.reps, 0
+            while done < total:
+                done += os.pwrite(fd, zeros[: min(len(zeros), total - done)], done)
+        finally:
+            os.close(fd)
+
+    def write(self, index: int, outputs: dict[str, np.ndarray]) -> None:
+        if not self.arrays:
+            self.prepare(outputs)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            for entry in self.arrays:
+                array = np.ascontiguousarray(outputs[entry["name"]])
+                if array.dtype.str != entry["dtype"] or list(array.shape) != entry["shape"]:
+                    raise ValueError(f"rep {index}: {entry['name']} changed its shape or type")
+                data = memoryview(array.reshape(-1).view(np.uint8))
+                at, done = index * self.record + entry["offset"], 0
+                while done < len(data):
+                    done += os.pwrite(fd, data[done:], at + done)
+        finally:
+            os.close(fd)
+
+    def layout(self) -> dict[str, Any]:
+        return {"record": self.record, "arrays": self.arrays}
+
+
+def read_outputs(jobdir: Path, layout: dict[str, Any], index: int) -> dict[str, np.ndarray]:
+    """Rep `index`'s outputs from a run's OUTPUTS_FILE laid out as `layout` (Outputs.layout)."""
+    found = {}
+    with open(jobdir / OUTPUTS_FILE, "rb") as handle:
+        for entry in layout["arrays"]:
+            dtype = np.dtype(str(entry["dtype"]))
+            if dtype.hasobject:
+                raise ValueError(f"{entry['name']}: an output cannot hold Python objects")
+            shape = tuple(int(extent) for extent in entry["shape"])
+            handle.seek(index * int(layout["record"]) + int(entry["offset"]))
+            array = np.fromfile(handle, dtype=dtype, count=int(np.prod(shape)))
+            if array.size != int(np.prod(shape)):
+                raise ValueError(f"{entry['name']}: the outputs of rep {index} are truncated")
+            found[str(entry["name"])] = array.reshape(shape)
+    return found
 
 
 def _narrow_dtype(precision: str) -> Any:
