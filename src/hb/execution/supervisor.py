@@ -3,10 +3,14 @@ any box): it converts each rep's inputs, stages them in an arena it shares with 
 kernel call from outside the box, freezes the box before it reads the outputs, converts them back
 and writes what it saw into JOBDIR, which the box cannot reach.
 
-Per rep: [box frozen] convert in (timed) and copy into the arena, zero the workspace, tell the box
-the arguments; then t0, thaw, "go" ... "done", t1, freeze; then copy the outputs out of the arena
-and convert them out (timed). The box runs only between a thaw and the next freeze, and t0 is read
-before the thaw, so nothing it does outside that window is off the clock. The credited time of a
+Per rep: [box frozen] convert in (timed) and write the inputs into the box runner's memory, zero
+the workspace, tell the box the arguments if they changed; then t0, thaw, "go" ... "done", t1,
+freeze; then read the outputs back and convert them out (timed). Reps go in batches (MAX_BATCH
+within BATCH_BYTES): every rep of a batch is read from its file and converted in first, then each
+is staged, called and read back in turn, so that two timed calls of a batch are apart only by the
+first's read-back and the second's staging, as a direct caller's calls are apart by its copies;
+the outputs are then converted out and written. The box runs only between a thaw and the next
+freeze, and t0 is read before the thaw, so nothing it does outside that window is off the clock. The credited time of a
 rep is t1 - t0 less the calibrated round trip (the fastest of the empty exchanges through the
 same thaw, pipes and freeze: CALIBRATION_PINGS before the first rep, PINGS_PER_REP after each),
 and never less than RESOLUTION_NS.
@@ -38,6 +42,9 @@ PINGS_PER_REP = 5
 # The finest time the judge credits: a call faster than the round trip's jitter is timed as this.
 RESOLUTION_NS = 1000
 ALIGN = 4096
+# A batch of reps is read ahead and timed one after the other, within this much memory.
+MAX_BATCH = 4
+BATCH_BYTES = 256 << 20
 # The piece the outputs' file is zero-filled in.
 _PIECE = 256 << 10
 JOB_FILE = "job.json"
@@ -394,59 +401,78 @@ def supervise(jobdir: Path) -> dict[str, Any]:
         session.stop(True)
         session.calibrate(CALIBRATION_PINGS)
         zeros = np.zeros(max(workspace_bytes, 1), dtype=np.uint8)
-        # The kernel-side buffers are made (and faulted in) by the first rep and refilled by the
-        # others; the times are relayout's own of the conversion, not of its checks.
-        kept: dict[str, Any] = {}
-        held: dict[str, np.ndarray] = {}
-        read_back: dict[str, np.ndarray] = {}
-        written = Outputs(jobdir, len(job["reps"]))
-        for index, rep in enumerate(job["reps"]):
-            staged = load_into(jobdir / rep["inputs"], held)
-            if index == 0:
-                written.prepare({name: staged[name] for name in output_names})
-            convert_in_ns = 0
-            buffers = staged
-            if program is not None:
-                buffers = kept = program.convert_in(staged, sizes, buffers=kept)
-                convert_in_ns = program.timings.convert_in_ns
-            arrays = [buffers[name] if name in buffers else staged[name] for name in pointers]
-            offsets, cursor = [], 0
-            for array in arrays:
-                offsets.append(cursor)
-                cursor = _aligned(cursor + max(array.nbytes, 1))
-            workspace_offset = cursor
-            memory = place(
-                cursor + zeros.nbytes, offsets, rep["trailing"], workspace_offset, arrays
-            )
-            # [frozen] every pointer's contents and a zeroed workspace, then the timed call.
-            for offset, array in zip(offsets, arrays, strict=True):
-                memory.write(offset, array)
-            memory.write(workspace_offset, zeros)
-            seen = session.timed_call()
-            # What is read back: the outputs, or every converted pointer when conversions write
-            # the outputs back from them.
-            wanted = set(output_names) | (set(buffers) if program is not None else set())
-            snapshot = {
-                name: memory.read(offset, array, read_back.get(name))
-                for name, offset, array in zip(pointers, offsets, arrays, strict=True)
-                if name in wanted
-            }
-            read_back.update(snapshot)
-            convert_out_ns = 0
-            if program is not None:
-                program.convert_out(snapshot, {n: staged[n] for n in output_names}, sizes)
-                convert_out_ns = program.timings.convert_out_ns
-                outputs = {n: staged[n] for n in output_names}
-            else:
-                outputs = {n: snapshot[n] for n in output_names}
-            written.write(index, outputs)
+        reps = job["reps"]
+        batch = _batch(jobdir / reps[0]["inputs"]) if reps else 1
+        # Per place in a batch: the inputs read from their file, the kernel-side buffers (made,
+        # and faulted in, by the first batch and refilled by the others; the times are relayout's
+        # own of the conversion, not of its checks) and the buffers the box's memory is read back
+        # into.
+        held: list[dict[str, np.ndarray]] = [{} for _ in range(batch)]
+        kept: list[dict[str, Any]] = [{} for _ in range(batch)]
+        read_back: list[dict[str, np.ndarray]] = [{} for _ in range(batch)]
+        written = Outputs(jobdir, len(reps))
+        for first in range(0, len(reps), batch):
+            group = range(first, min(first + batch, len(reps)))
+            # Every rep of the batch read (and converted) first, so that between two of its
+            # timed calls there is only the first's read-back and the second's staging.
+            ready = []
+            for place_in_batch, index in enumerate(group):
+                staged = load_into(jobdir / reps[index]["inputs"], held[place_in_batch])
+                if index == 0:
+                    written.prepare({name: staged[name] for name in output_names})
+                convert_in_ns = 0
+                buffers = staged
+                if program is not None:
+                    buffers = kept[place_in_batch] = program.convert_in(
+                        staged, sizes, buffers=kept[place_in_batch]
+                    )
+                    convert_in_ns = program.timings.convert_in_ns
+                arrays = [buffers[name] if name in buffers else staged[name] for name in pointers]
+                ready.append((staged, buffers, arrays, convert_in_ns))
+            seen_ns = []
+            for place_in_batch, index in enumerate(group):
+                staged, buffers, arrays, _ = ready[place_in_batch]
+                offsets, cursor = [], 0
+                for array in arrays:
+                    offsets.append(cursor)
+                    cursor = _aligned(cursor + max(array.nbytes, 1))
+                workspace_offset = cursor
+                memory = place(
+                    cursor + zeros.nbytes, offsets, reps[index]["trailing"], workspace_offset,
+                    arrays,
+                )  # fmt: skip
+                # [frozen] every pointer's contents and a zeroed workspace, then the timed call.
+                for offset, array in zip(offsets, arrays, strict=True):
+                    memory.write(offset, array)
+                memory.write(workspace_offset, zeros)
+                seen_ns.append(session.timed_call())
+                # [frozen] read back before anything of the box runs again: the outputs, or
+                # every converted pointer when conversions write the outputs back from them.
+                wanted = set(output_names) | (set(buffers) if program is not None else set())
+                mine = read_back[place_in_batch]
+                mine.update({
+                    name: memory.read(offset, array, mine.get(name))
+                    for name, offset, array in zip(pointers, offsets, arrays, strict=True)
+                    if name in wanted
+                })  # fmt: skip
+            for place_in_batch, index in enumerate(group):
+                staged, _, _, convert_in_ns = ready[place_in_batch]
+                snapshot = read_back[place_in_batch]
+                convert_out_ns = 0
+                if program is not None:
+                    program.convert_out(snapshot, {n: staged[n] for n in output_names}, sizes)
+                    convert_out_ns = program.timings.convert_out_ns
+                    outputs = {n: staged[n] for n in output_names}
+                else:
+                    outputs = {n: snapshot[n] for n in output_names}
+                written.write(index, outputs)
+                report["reps"].append({
+                    "seen_ns": seen_ns[place_in_batch],
+                    "convert_in_ns": convert_in_ns + int(reps[index].get("convert_in_ns", 0)),
+                    "convert_out_ns": convert_out_ns,
+                })  # fmt: skip
             report["outputs"] = written.layout()
-            session.calibrate(PINGS_PER_REP)
-            report["reps"].append({
-                "seen_ns": seen,
-                "convert_in_ns": convert_in_ns + int(rep.get("convert_in_ns", 0)),
-                "convert_out_ns": convert_out_ns,
-            })  # fmt: skip
+            session.calibrate(PINGS_PER_REP * len(group))
 
     return _run(jobdir, job, [], 1, body)
 
@@ -616,6 +642,16 @@ def _npz_members(handle: Any, path: Path) -> list[tuple[str, tuple[int, ...], bo
                 raise ValueError(f"{path.name}: {name} holds Python objects")
             members.append((name, shape, fortran, dtype, handle.tell()))
     return members
+
+
+def _batch(first_inputs: Path) -> int:
+    """How many reps are read ahead and timed one after the other: as many as BATCH_BYTES holds
+    (their inputs and what is read back), at most MAX_BATCH, at least one."""
+    try:
+        size = first_inputs.stat().st_size
+    except OSError:
+        return 1
+    return max(1, min(MAX_BATCH, BATCH_BYTES // max(2 * size, 1)))
 
 
 def load_into(path: Path, held: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
