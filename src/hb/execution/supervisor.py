@@ -1,7 +1,8 @@
-"""The trusted side of a timed run (`python -m hb.execution.supervisor JOBDIR`, started by the judge outside
-any box): it converts each rep's inputs, stages them in an arena it shares with the box, times the
-kernel call from outside the box, freezes the box before it reads the outputs, converts them back
-and writes what it saw into JOBDIR, which the box cannot reach.
+"""The trusted side of a timed run (`python -m hb.execution.supervisor JOBDIR`, started by the judge
+outside any box): it converts each rep's inputs, stages them in the box runner's memory (or, for
+a distributed run, in an arena it shares with the box), times the kernel call from outside the
+box, freezes the box before it reads the outputs, converts them back and writes what it saw into
+JOBDIR, which the box cannot reach.
 
 Per rep: [box frozen] convert in (timed) and write the inputs into the box runner's memory, zero
 the workspace, tell the box the arguments if they changed; then t0, thaw, "go" ... "done", t1,
@@ -10,10 +11,10 @@ within BATCH_BYTES): every rep of a batch is read from its file and converted in
 is staged, called and read back in turn, so that two timed calls of a batch are apart only by the
 first's read-back and the second's staging, as a direct caller's calls are apart by its copies;
 the outputs are then converted out and written. The box runs only between a thaw and the next
-freeze, and t0 is read before the thaw, so nothing it does outside that window is off the clock. The credited time of a
-rep is t1 - t0 less the calibrated round trip (the fastest of the empty exchanges through the
-same thaw, pipes and freeze: CALIBRATION_PINGS before the first rep, PINGS_PER_REP after each),
-and never less than RESOLUTION_NS.
+freeze, and t0 is read before the thaw, so nothing it does outside that window is off the clock.
+The credited time of a rep is t1 - t0 less the calibrated round trip (the fastest of the empty
+exchanges through the same thaw, pipes and freeze: CALIBRATION_PINGS before the first rep,
+PINGS_PER_REP per rep after each batch), and never less than RESOLUTION_NS.
 """
 
 from __future__ import annotations
