@@ -43,8 +43,9 @@ PINGS_PER_REP = 5
 # The finest time the judge credits: a call faster than the round trip's jitter is timed as this.
 RESOLUTION_NS = 1000
 ALIGN = 4096
-# A batch of reps is read ahead and timed one after the other, within this much memory.
-MAX_BATCH = 4
+# A batch of reps is read ahead and timed one after the other, within this much memory: a grade
+# of the default five reps and one warm-up is one batch, so every timed rep follows another.
+MAX_BATCH = 8
 BATCH_BYTES = 256 << 20
 # The piece the outputs' file is zero-filled in.
 _PIECE = 256 << 10
