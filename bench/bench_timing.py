@@ -138,18 +138,19 @@ def alternated_in_boxes(
         (go, done), (direct_go, direct_done) = pipes
         try:
             freezers[1].set(True)
-            trips = []
+            trips: list[int] = []
 
-            def ping() -> None:
+            def exchange(command: bytes) -> int:
+                """The supervisor's exchange: the time from before the thaw to the "d"."""
                 start = time.perf_counter_ns()
                 freezers[0].set(False)
-                os.write(go, b"p")
+                os.write(go, command)
                 os.read(done, 1)
-                trips.append(time.perf_counter_ns() - start)
+                elapsed = time.perf_counter_ns() - start
                 freezers[0].set(True)
+                return elapsed
 
-            for _ in range(supervisor.CALIBRATION_PINGS):
-                ping()
+            trips += [exchange(b"p") for _ in range(supervisor.CALIBRATION_PINGS)]
             second = supervisor._aligned(8 * n)
             end = second + supervisor._aligned(8 * n)
             layout = {"size": end + supervisor.ALIGN, "offsets": [0, second],
@@ -167,14 +168,8 @@ def alternated_in_boxes(
                 if call % 2 == 0:
                     memory.write(0, fresh[call // 2 % 2][0])
                     memory.write(second, fresh[call // 2 % 2][1])
-                    start = time.perf_counter_ns()
-                    freezers[0].set(False)
-                    os.write(go, b"g")
-                    os.read(done, 1)
-                    seen.append(time.perf_counter_ns() - start)
-                    freezers[0].set(True)
-                    for _ in range(supervisor.PINGS_PER_REP):
-                        ping()
+                    seen.append(exchange(b"g"))
+                    trips += [exchange(b"p") for _ in range(supervisor.PINGS_PER_REP)]
                 else:
                     freezers[1].set(False)
                     os.write(direct_go, b"g")
