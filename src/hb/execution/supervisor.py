@@ -688,9 +688,11 @@ class Outputs:
         self.path, self.reps = jobdir / OUTPUTS_FILE, reps
         self.arrays: list[dict[str, Any]] = []
         self.record = 0
+        self.prepared = False
 
     def prepare(self, like: dict[str, np.ndarray]) -> None:
         """Lay the file out for outputs shaped as `like` and make its pages now."""
+        self.prepared = True
         cursor = 0
         for name, array in like.items():
             self.arrays.append({"name": name, "dtype": array.dtype.str, "shape": list(array.shape),
@@ -707,7 +709,7 @@ class Outputs:
             os.close(fd)
 
     def write(self, index: int, outputs: dict[str, np.ndarray]) -> None:
-        if not self.arrays:
+        if not self.prepared:
             self.prepare(outputs)
         fd = os.open(self.path, os.O_WRONLY | os.O_CLOEXEC)
         try:
