@@ -1,11 +1,14 @@
 """Boxes started ahead of their grade (hb.execution.box_pool): a started box serves one grade correctly and
 is discarded, the next grade gets another (its own processes, cgroups and run directory), what a
 hostile grade leaves in its box never reaches the next, the pool refills, a probe's run and a
-judge that does not serve keep no box, and a judge that shuts down leaves no box behind."""
+judge that does not serve keep no box, and a judge that shuts down leaves no box behind. And the
+supervisor that times a started box's grade waits on its runner's CPU while it times, and on all
+of its own again after."""
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -172,6 +175,62 @@ def test_what_a_hostile_grade_leaves_in_its_box_never_reaches_the_next(judge, se
     # In one box the search does see it: the grade above could have failed.
     assert score(client, PLANT_THEN_FIND)["correct"] is False
     assert _processes_named("hb-planted") == []
+
+
+def _allowed_cpus(pid: int) -> str:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Cpus_allowed_list:"):
+            return line.split()[1]
+    raise AssertionError(f"no Cpus_allowed_list for process {pid}")
+
+
+# Each call sleeps long enough for the judge's side to be seen while it waits.
+SLOW = kernel("static int attack(void) { usleep(150000); return 0; }")
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one CPU: pinned and free are one")
+def test_the_supervisor_times_on_its_runners_cpu_and_is_free_again_after(
+    judge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kernel's thread that spins out its loop on another CPU never stands between the "done"
+    and the supervisor's clock: the supervisor waits on the CPU of the runner that answers."""
+    client, _ = judge
+    score(client, HONEST)
+    seen: list[tuple[str, str]] = []
+    supervise = box_pool.StartedBox.supervise
+
+    def watched(self: box_pool.StartedBox, timeout: float) -> Any:
+        assert self.supervisor is not None and self.pid is not None
+        supervisor_pid, box_pid = self.supervisor.process.pid, self.pid
+        done = threading.Event()
+
+        def watch() -> None:
+            while not done.wait(0.01):
+                try:
+                    # The box's first process answers before the runner has loaded anything.
+                    seen.append((_allowed_cpus(supervisor_pid), _allowed_cpus(box_pid)))
+                except OSError:
+                    return
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        try:
+            return supervise(self, timeout)
+        finally:
+            done.set()
+            watcher.join()
+            seen.append((_allowed_cpus(supervisor_pid), "after"))
+
+    monkeypatch.setattr(box_pool.StartedBox, "supervise", watched)
+    body = score(client, SLOW)
+    assert body["correct"] is True, body["reason"]
+    everything = _allowed_cpus(os.getpid())
+    box_cpus = {cpus for _, cpus in seen if cpus != "after"}
+    assert box_cpus, "the watcher saw no call"
+    lowest = str(min(os.sched_getaffinity(0)))
+    # While calls ran, the supervisor waited on the lowest CPU its box may use; after, on all.
+    assert (lowest, everything) in seen[:-1], seen
+    assert seen[-1] == (everything, "after")
 
 
 def test_a_probe_or_a_judge_that_does_not_serve_keeps_no_box(tmp_path: Path) -> None:

@@ -14,7 +14,8 @@ the outputs are then converted out and written. The box runs only between a thaw
 freeze, and t0 is read before the thaw, so nothing it does outside that window is off the clock.
 The credited time of a rep is t1 - t0 less the calibrated round trip (the fastest of the empty
 exchanges through the same thaw, pipes and freeze: CALIBRATION_PINGS before the first rep,
-PINGS_PER_REP per rep after each batch), and never less than RESOLUTION_NS.
+PINGS_PER_REP per rep after each batch), and never less than RESOLUTION_NS. While it stages,
+times and reads back, the supervisor runs on the CPU of the box runner's own thread (_Beside).
 """
 
 from __future__ import annotations
@@ -164,6 +165,33 @@ class _BoxMemory:
         return out
 
 
+class _Beside:
+    """The supervisor's own thread on the CPU the box's runner is on, while it stages, times and
+    reads back (not while it converts: relayout's threads, made then, would inherit the one CPU).
+    The inputs it stages then sit in the caches of the CPU whose thread calls the kernel, as a
+    direct caller's own copies do; and on "done" the supervisor wakes where the runner has just
+    blocked, never behind a kernel's thread spinning out its loop on another CPU."""
+
+    def __init__(self) -> None:
+        self.home = os.sched_getaffinity(0)
+        self.cpu: int | None = None
+
+    def follow(self, pid: int) -> None:
+        """The lowest CPU `pid` may run on (an OpenMP runtime binds its first thread there)."""
+        with contextlib.suppress(OSError):
+            allowed = os.sched_getaffinity(pid) & self.home
+            self.cpu = min(allowed) if allowed else None
+
+    def near(self) -> None:
+        if self.cpu is not None:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(0, {self.cpu})
+
+    def away(self) -> None:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, self.home)
+
+
 def _box_pids(control: tuple[str, int] | None, root: int) -> list[int]:
     """The host ids of the box's processes: its cgroup's members, or the judge-started tree."""
     if control is not None:
@@ -262,6 +290,7 @@ class _Session:
         deadline = time.monotonic() + float(job["timeout_s"])
         self.channel = _Channel([w for _, w in pipes], done_read, self.process, deadline)
         self.kill_at_end = bool(job.get("kill_at_end"))
+        self.beside = _Beside()
 
     def bind(self, timeout_s: float) -> None:
         """The wall-clock limit of the grade a box started ahead now serves, from now."""
@@ -305,6 +334,7 @@ class _Session:
         self.finish({}, False)
 
     def finish(self, report: dict[str, Any], ended: bool) -> None:
+        self.beside.away()
         if ended and self.kill_at_end:
             # A box discarded after its job: its runner is ended, not asked to end (a probe's,
             # which writes its files as the runner exits, is asked).
@@ -371,6 +401,7 @@ def supervise(jobdir: Path) -> dict[str, Any]:
         channel = session.channel
 
         hosts: dict[int, int] = {}
+        beside = session.beside
 
         placed: dict[bytes, _BoxMemory] = {}
 
@@ -395,13 +426,19 @@ def supervise(jobdir: Path) -> dict[str, Any]:
                 raise RunFailure("freeze")
             if box_pid not in hosts:  # found once, not on every rep
                 hosts[box_pid] = _host_pid(box_pid, session.control, session.process.pid)
+            beside.follow(hosts[box_pid])
+            beside.near()
             placed[message] = _BoxMemory(hosts[box_pid], base, size)
             return placed[message]
 
         # The first pings reach the runner before it loads the submission (at the first "a"),
         # so the fastest round trip is one the submission could not slow down.
         session.stop(True)
+        for pid in _box_pids(session.control, session.process.pid)[:1]:
+            beside.follow(pid)
+        beside.near()
         session.calibrate(CALIBRATION_PINGS)
+        beside.away()
         zeros = np.zeros(max(workspace_bytes, 1), dtype=np.uint8)
         reps = job["reps"]
         batch = _batch(jobdir / reps[0]["inputs"]) if reps else 1
@@ -431,6 +468,7 @@ def supervise(jobdir: Path) -> dict[str, Any]:
                     convert_in_ns = program.timings.convert_in_ns
                 arrays = [buffers[name] if name in buffers else staged[name] for name in pointers]
                 ready.append((staged, buffers, arrays, convert_in_ns))
+            beside.near()
             seen_ns = []
             for place_in_batch, index in enumerate(group):
                 staged, buffers, arrays, _ = ready[place_in_batch]
@@ -457,6 +495,8 @@ def supervise(jobdir: Path) -> dict[str, Any]:
                     for name, offset, array in zip(pointers, offsets, arrays, strict=True)
                     if name in wanted
                 })  # fmt: skip
+            session.calibrate(PINGS_PER_REP * len(group))
+            beside.away()
             for place_in_batch, index in enumerate(group):
                 staged, _, _, convert_in_ns = ready[place_in_batch]
                 snapshot = read_back[place_in_batch]
@@ -474,7 +514,6 @@ def supervise(jobdir: Path) -> dict[str, Any]:
                     "convert_out_ns": convert_out_ns,
                 })  # fmt: skip
             report["outputs"] = written.layout()
-            session.calibrate(PINGS_PER_REP * len(group))
 
     return _run(jobdir, job, [], 1, body)
 
