@@ -613,6 +613,12 @@ class Freezer:
         except OSError:
             return False
 
+    def thaw_descriptor(self) -> int | None:
+        """cgroup v2's cgroup.freeze, which one write of "0" thaws, for an exchange that thaws
+        from C (hb.execution.exchange); None for v1, whose thaw is done only when its state
+        says so."""
+        return self._control if self.version == 2 else None
+
     def close(self) -> None:
         for fd in (self._control, self._state):
             with contextlib.suppress(OSError):

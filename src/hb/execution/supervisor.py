@@ -12,10 +12,12 @@ is staged, called and read back in turn, so that two timed calls of a batch are 
 first's read-back and the second's staging, as a direct caller's calls are apart by its copies;
 the outputs are then converted out and written. The box runs only between a thaw and the next
 freeze, and t0 is read before the thaw, so nothing it does outside that window is off the clock.
-The credited time of a rep is t1 - t0 less the calibrated round trip (the fastest of the empty
-exchanges through the same thaw, pipes and freeze: CALIBRATION_PINGS before the first rep,
-PINGS_PER_REP per rep after each batch), and never less than RESOLUTION_NS. While it stages,
-times and reads back, the supervisor runs on the CPU of the box runner's own thread (_Beside).
+From t0 to t1 the exchange runs in C (hb.execution.exchange) where it could be built. The
+credited time of a rep is t1 - t0 less the calibrated round trip (the fastest of the empty
+exchanges through the same thaw, pipes and freeze, each after a staging's worth of bytes (_Stir):
+CALIBRATION_PINGS before the first rep, PINGS_PER_REP per rep after each batch), and never less
+than RESOLUTION_NS. While it stages, times and reads back, the supervisor runs on the CPU of the
+box runner's own thread (_Beside).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from hb.execution import exchange
 from hb.execution.sandbox import BoxCommand, Freezer
 
 # The layout table and each rank's arena header start with this magic ("HBMPIDRV" as
@@ -165,6 +168,35 @@ class _BoxMemory:
         return out
 
 
+def _last_level_cache_bytes() -> int:
+    """The largest cache of the CPUs (what a copy of more than this leaves no warmer), from sysfs;
+    32 MiB where the machine does not say."""
+    sizes = []
+    for entry in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
+        with contextlib.suppress(OSError, ValueError):
+            text = entry.read_text().strip()
+            scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+            sizes.append(int(text.rstrip("KMG")) * scale)
+    return max(sizes, default=32 << 20)
+
+
+class _Stir:
+    """What comes before a timed call, for the pings that calibrate it: the same bytes staged
+    the same way (process_vm_writev, here into the supervisor's own buffer), at most the largest
+    cache's worth. A timed call's thaw, wake-up and pipes run on caches its staging has just
+    flushed, and cost more than an exchange made on warm ones (docs/hb.md, "Timing"): a round
+    trip calibrated warm would credit the difference to the kernel."""
+
+    def __init__(self, staged_bytes: int) -> None:
+        size = max(1, min(staged_bytes, _last_level_cache_bytes()))
+        self.source = np.ones(size, dtype=np.uint8)
+        self.target = np.zeros(size, dtype=np.uint8)
+        self.memory = _BoxMemory(os.getpid(), self.target.ctypes.data, size)
+
+    def stage(self) -> None:
+        self.memory.write(0, self.source)
+
+
 class _Beside:
     """The supervisor's own thread on the CPU the box's runner is on, while it stages, times and
     reads back (not while it converts: relayout's threads, made then, would inherit the one CPU).
@@ -291,6 +323,12 @@ class _Session:
         self.channel = _Channel([w for _, w in pipes], done_read, self.process, deadline)
         self.kill_at_end = bool(job.get("kill_at_end"))
         self.beside = _Beside()
+        thaw = self.freezer.thaw_descriptor() if self.freezer else -1
+        self.exchange = (
+            exchange.Exchange(thaw, self.channel.go, done_read)
+            if thaw is not None and exchange.available()
+            else None
+        )
 
     def bind(self, timeout_s: float) -> None:
         """The wall-clock limit of the grade a box started ahead now serves, from now."""
@@ -299,28 +337,44 @@ class _Session:
     def stop(self, frozen: bool) -> bool:
         return self.freezer.set(frozen) if self.freezer else True
 
-    def calibrate(self, count: int) -> None:
-        """Empty exchanges through the same thaw, pipes and freeze as a timed call."""
+    def calibrate(self, count: int, stirred: _Stir | None = None) -> None:
+        """Empty exchanges through the same thaw, pipes and freeze as a timed call, each after
+        what comes before a timed call: as many bytes staged as a rep stages (`stirred`)."""
         for _ in range(count):
-            start = time.perf_counter_ns()
-            self.stop(False)
-            self.channel.ask(b"p", b"d")
-            self.trips.append(time.perf_counter_ns() - start)
+            if stirred is not None:
+                stirred.stage()
+            self.trips.append(self._exchange(b"p"))
             self.stop(True)
 
     def timed_call(self) -> int:
         """The nanoseconds from before the thaw to the last "done"; the box frozen after."""
-        start = time.perf_counter_ns()
-        self.stop(False)
-        self.channel.ask(b"g", b"d")
-        seen = time.perf_counter_ns() - start
+        seen = self._exchange(b"g")
         if not self.stop(True):
             raise RunFailure("freeze")
         return seen
 
+    def _exchange(self, command: bytes) -> int:
+        """Thaw, `command` to every caller, every "d": the nanoseconds from before the thaw to
+        the last answer, timed in C where it could be built (the box is left thawed)."""
+        if self.exchange is None:
+            start = time.perf_counter_ns()
+            self.stop(False)
+            self.channel.ask(command, b"d")
+            return time.perf_counter_ns() - start
+        remaining = self.channel.deadline - time.monotonic()
+        if remaining <= 0:
+            raise RunFailure("timeout")
+        elapsed, got = self.exchange(command, int(remaining * 1e9))
+        if elapsed >= 0:
+            return elapsed
+        raise RunFailure({
+            exchange.THAW: "freeze", exchange.WRITE: "ended", exchange.TIMEOUT: "timeout",
+            exchange.ENDED: "ended",
+        }.get(elapsed, f"protocol: {got!r}"))  # fmt: skip
+
     def credit(self, report: dict[str, Any]) -> None:
         """Each rep's kernel time: what was seen less the fastest round trip of the whole run
-        (pings before the first rep and between reps, so warm caches count on both sides)."""
+        (pings before the first rep and after each batch, each after a staging's worth of bytes)."""
         round_trip = min(self.trips)
         report["round_trip_ns"] = round_trip
         for rep in report["reps"]:
@@ -431,16 +485,12 @@ def supervise(jobdir: Path) -> dict[str, Any]:
             placed[message] = _BoxMemory(hosts[box_pid], base, size)
             return placed[message]
 
-        # The first pings reach the runner before it loads the submission (at the first "a"),
-        # so the fastest round trip is one the submission could not slow down.
         session.stop(True)
-        for pid in _box_pids(session.control, session.process.pid)[:1]:
-            beside.follow(pid)
-        beside.near()
-        session.calibrate(CALIBRATION_PINGS)
-        beside.away()
         zeros = np.zeros(max(workspace_bytes, 1), dtype=np.uint8)
         reps = job["reps"]
+        stirred: _Stir | None = None
+        if not reps:
+            session.calibrate(CALIBRATION_PINGS)
         batch = _batch(jobdir / reps[0]["inputs"]) if reps else 1
         # Per place in a batch: the inputs read from their file, the kernel-side buffers (made,
         # and faulted in, by the first batch and refilled by the others; the times are relayout's
@@ -468,6 +518,15 @@ def supervise(jobdir: Path) -> dict[str, Any]:
                     convert_in_ns = program.timings.convert_in_ns
                 arrays = [buffers[name] if name in buffers else staged[name] for name in pointers]
                 ready.append((staged, buffers, arrays, convert_in_ns))
+            if stirred is None:
+                # The first pings reach the runner before it loads the submission (at the first
+                # "a"), so the fastest round trip is one the submission could not slow down; each
+                # follows a staging of as many bytes as the first rep's.
+                stirred = _Stir(sum(a.nbytes for a in ready[0][2]) + zeros.nbytes)
+                for pid in _box_pids(session.control, session.process.pid)[:1]:
+                    beside.follow(pid)
+                beside.near()
+                session.calibrate(CALIBRATION_PINGS, stirred)
             beside.near()
             seen_ns = []
             for place_in_batch, index in enumerate(group):
@@ -495,7 +554,7 @@ def supervise(jobdir: Path) -> dict[str, Any]:
                     for name, offset, array in zip(pointers, offsets, arrays, strict=True)
                     if name in wanted
                 })  # fmt: skip
-            session.calibrate(PINGS_PER_REP * len(group))
+            session.calibrate(PINGS_PER_REP * len(group), stirred)
             beside.away()
             for place_in_batch, index in enumerate(group):
                 staged, _, _, convert_in_ns = ready[place_in_batch]
@@ -565,8 +624,10 @@ def supervise_ranks(jobdir: Path, job: dict[str, Any]) -> dict[str, Any]:
         session.channel.expect(b"r", ranks)  # every rank is through MPI_Init and mapped
         session.stop(True)
         # The first pings before the ranks load the submission ("l"), so that nothing it does can
-        # slow the fastest round trip (and so lower its own time).
-        session.calibrate(CALIBRATION_PINGS)
+        # slow the fastest round trip (and so lower its own time); each after as many bytes
+        # staged as a rep stages into the arenas.
+        stirred = _Stir(sum(arena.size for arena in arenas))
+        session.calibrate(CALIBRATION_PINGS, stirred)
         session.stop(False)
         session.channel.ask(b"l", b"d")
         session.stop(True)
@@ -643,7 +704,7 @@ def supervise_ranks(jobdir: Path, job: dict[str, Any]) -> dict[str, Any]:
             }
             written.write(index, outputs)
             report["outputs"] = written.layout()
-            session.calibrate(PINGS_PER_REP)
+            session.calibrate(PINGS_PER_REP, stirred)
             report["reps"].append(
                 {"seen_ns": seen, "convert_in_ns": max(cast_in_ns), "convert_out_ns": max(widen_ns)}
             )
@@ -858,6 +919,7 @@ def serve(fd: int) -> int:
     import socket
 
     channel = socket.socket(fileno=fd)
+    exchange.available()  # built while the supervisor waits for its first job
     while True:
         try:
             message, fds, _, _ = socket.recv_fds(channel, 65536, 64)

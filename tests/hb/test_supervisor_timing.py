@@ -1,0 +1,123 @@
+"""The supervisor's clock (hb.execution.exchange, hb.execution.supervisor): the exchange timed in C
+answers a round trip's nanoseconds and names each way a box can break it (a wrong answer, an
+ended runner, silence, a freezer it cannot thaw); and the pings that calibrate the round trip
+each follow a staging of as many bytes as a rep stages, up to the largest cache."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from hb.execution import exchange, supervisor
+
+pytestmark = pytest.mark.skipif(not exchange.available(), reason="no C compiler to build it with")
+
+# A stand-in for the box's runner: reads a command from each go pipe it is given, answers each
+# with argv[1] on the done pipe (nothing for "-", ending at once for "!").
+RESPONDER = """
+import os, sys
+answer, done, gos = sys.argv[1], int(sys.argv[2]), [int(fd) for fd in sys.argv[3:]]
+while True:
+    for fd in gos:
+        if not os.read(fd, 1):
+            sys.exit(0)
+    if answer == "!":
+        sys.exit(0)
+    if answer != "-":
+        for _ in gos:
+            os.write(done, answer.encode())
+"""
+
+
+class Runner:
+    def __init__(self, answer: str, callers: int = 1) -> None:
+        self.go_pipes = [os.pipe() for _ in range(callers)]
+        self.done_read, done_write = os.pipe()
+        passed = [r for r, _ in self.go_pipes] + [done_write]
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", RESPONDER, answer, str(done_write),
+             *(str(r) for r, _ in self.go_pipes)],
+            pass_fds=passed,
+        )  # fmt: skip
+        for fd in passed:
+            os.close(fd)
+        self.go = [w for _, w in self.go_pipes]
+
+    def close(self) -> None:
+        for fd in [*self.go, self.done_read]:
+            os.close(fd)
+        self.process.kill()
+        self.process.wait()
+
+
+@pytest.fixture
+def runner() -> Iterator[type[Runner]]:
+    made: list[Runner] = []
+
+    class Made(Runner):
+        def __init__(self, answer: str, callers: int = 1) -> None:
+            super().__init__(answer, callers)
+            made.append(self)
+
+    yield Made
+    for one in made:
+        one.close()
+
+
+def test_a_round_trip_is_timed_in_nanoseconds_for_every_caller(runner) -> None:
+    for callers in (1, 3):
+        box = runner("d", callers)
+        exchanged = exchange.Exchange(-1, box.go, box.done_read)
+        start = time.perf_counter_ns()
+        elapsed, _ = exchanged(b"p", 5_000_000_000)
+        outside = time.perf_counter_ns() - start
+        assert 0 < elapsed <= outside
+        # Every caller answered once: nothing is left on the done pipe.
+        again, _ = exchanged(b"p", 5_000_000_000)
+        assert again > 0
+
+
+def test_a_wrong_answer_an_ended_runner_and_silence_are_named(runner) -> None:
+    wrong = runner("x")
+    assert exchange.Exchange(-1, wrong.go, wrong.done_read)(b"g", 5_000_000_000) == (
+        exchange.PROTOCOL,
+        b"x",
+    )
+    ended = runner("!")
+    assert exchange.Exchange(-1, ended.go, ended.done_read)(b"g", 5_000_000_000)[0] in (
+        exchange.ENDED, exchange.WRITE
+    )  # fmt: skip
+    silent = runner("-")
+    start = time.monotonic()
+    assert exchange.Exchange(-1, silent.go, silent.done_read)(b"g", 200_000_000)[0] == (
+        exchange.TIMEOUT
+    )
+    assert time.monotonic() - start < 5
+
+
+def test_a_freezer_that_cannot_be_thawed_fails_before_anything_is_sent(runner, tmp_path) -> None:
+    box = runner("d")
+    (tmp_path / "cgroup.freeze").write_text("1")
+    read_only = os.open(tmp_path / "cgroup.freeze", os.O_RDONLY)
+    try:
+        assert exchange.Exchange(read_only, box.go, box.done_read)(b"p", 5_000_000_000)[0] == (
+            exchange.THAW
+        )
+    finally:
+        os.close(read_only)
+
+
+def test_the_pings_follow_a_staging_as_large_as_a_reps_up_to_the_largest_cache() -> None:
+    largest = supervisor._last_level_cache_bytes()
+    assert largest >= 1 << 20
+    small = supervisor._Stir(12345)
+    small.stage()
+    assert small.target.nbytes == 12345 and bool(np.all(small.target == 1))
+    capped = supervisor._Stir(largest * 4)
+    assert capped.target.nbytes == largest
