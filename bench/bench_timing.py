@@ -30,7 +30,7 @@ from fastapi.testclient import TestClient
 
 from hb import kernels
 from hb.config import Config, load_config
-from hb.execution import build, exchange, runner, sandbox, supervisor
+from hb.execution import boxcall, build, exchange, runner, sandbox, supervisor
 from hb.service import create_app
 
 # Target: the judge's credited time is within this of the direct call's.
@@ -70,12 +70,14 @@ def direct_ns(library: Path, n: int, reps: int) -> list[int]:
     return times
 
 
-# A runner that answers the supervisor's protocol and also times each call itself, around the
-# kernel alone: on "p" it answers "d"; on "g" it calls the kernel on its two arrays (in memory
-# made as the runner makes it: one anonymous mapping, huge pages asked for from a 2 MiB boundary,
-# y at the supervisor's offset from x), writes its own time on a side pipe, then answers "d".
+# A runner that answers the supervisor's protocol as the judge's does (its loop in C where the
+# judge has one, hb.execution.boxcall, on the same kernel prepared the same way) and also reads its
+# own clock around each kernel call alone, written on a side pipe after each answer. Its two
+# arrays live in memory made as the runner makes it: one anonymous mapping, huge pages asked for
+# from a 2 MiB boundary, y at the supervisor's offset from x.
 SELF_TIMED_RUNNER = """
 import ctypes, mmap, os, sys, time
+from hb.execution import boxrunner
 go, done, side, n, second = (int(a) for a in sys.argv[1:6])
 kernel = ctypes.CDLL(os.path.abspath("libsubmission.so")).scaled_add_fp64
 kernel.argtypes = [ctypes.c_void_p] * 2 + [ctypes.c_int64, ctypes.c_double, ctypes.c_void_p,
@@ -86,18 +88,25 @@ start = ctypes.addressof(ctypes.c_char.from_buffer(region))
 base = (start + huge - 1) // huge * huge
 region.madvise(mmap.MADV_HUGEPAGE, base - start, second + 8 * n)
 workspace = ctypes.create_string_buffer(1)
+arguments = [base, base + second, n, 1.5, ctypes.addressof(workspace), 0]
 os.write(side, b"%d %d\\n" % (os.getpid(), base))
-while True:
-    command = os.read(go, 1)
-    if command == b"p":
-        os.write(done, b"d")
-    elif command == b"g":
-        began = time.perf_counter_ns()
-        kernel(base, base + second, n, 1.5, ctypes.addressof(workspace), 0)
-        os.write(side, b"%d\\n" % (time.perf_counter_ns() - began))
-        os.write(done, b"d")
-    else:
-        break
+loop = boxrunner._native_loop()
+if loop is not None:
+    boxrunner._prepare(loop, kernel, arguments)
+    loop.hb_serve(go, done, side)
+else:
+    while True:
+        command = os.read(go, 1)
+        if command == b"p":
+            os.write(done, b"d")
+        elif command == b"g":
+            began = time.perf_counter_ns()
+            kernel(*arguments)
+            own = time.perf_counter_ns() - began
+            os.write(done, b"d")
+            os.write(side, own.to_bytes(8, "little"))
+        else:
+            break
 """
 
 
@@ -127,6 +136,9 @@ def credited_and_own(
             return None
         freezer = sandbox.Freezer(control)
         box.write("libsubmission.so", library.read_bytes(), mode=0o555)
+        loop = boxcall.library()
+        if loop is not None:
+            box.write(boxcall.FILE, loop, mode=0o555)
         box.write("runner.py", SELF_TIMED_RUNNER)
         go_read, go = os.pipe()
         done, done_write = os.pipe()
@@ -172,7 +184,10 @@ def credited_and_own(
                 memory.write(0, x)
                 memory.write(second, y)
                 seen.append(exchanged(b"g"))
-                own.append(int(_line(side)))
+                # The runner writes its own time after its answer: read with the box thawed.
+                freezer.set(False)
+                own.append(int.from_bytes(os.read(side, 8), "little"))
+                freezer.set(True)
                 trips += [ping() for _ in range(supervisor.PINGS_PER_REP)]
         finally:
             beside.away()

@@ -2,8 +2,10 @@
 # Installs the Debian packages the project needs when they are missing: gfortran (the judge's
 # Fortran deliveries), OpenBLAS, PostgreSQL,
 # bubblewrap (the judge's box), libseccomp (its system-call filter), linux-perf and PAPI (/profile's
-# counters: libpapi-dev, and papi-tools for papi_avail, which lists what the machine counts) and
-# Chromium (the headless browser the explorer's and the results page's tests drive).
+# counters: libpapi-dev, and papi-tools for papi_avail, which lists what the machine counts),
+# libffi's header (the box runner's loop in C calls a kernel of any signature through libffi, the
+# library ctypes itself calls through) and Chromium (the headless browser the explorer's and the
+# results page's tests drive).
 set -u
 need=()
 command -v gfortran >/dev/null || need+=(gfortran)
@@ -14,6 +16,7 @@ compgen -G "/usr/lib/*/libseccomp.so.2" >/dev/null || need+=(libseccomp2)
 command -v perf >/dev/null || need+=(linux-perf)
 [ -e /usr/include/papi.h ] || need+=(libpapi-dev)
 command -v papi_avail >/dev/null || need+=(papi-tools)
+compgen -G "/usr/include/*/ffi.h" >/dev/null || [ -e /usr/include/ffi.h ] || need+=(libffi-dev)
 command -v chromium >/dev/null || need+=(chromium)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then

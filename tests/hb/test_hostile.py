@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import socket
 import threading
 import time
@@ -23,7 +24,7 @@ from fastapi.testclient import TestClient
 
 from hb import results_db
 from hb.distributed.driver import mpicc_path
-from hb.execution import box_pool, sandbox
+from hb.execution import box_pool, sandbox, supervisor
 from hb.service import create_app
 from tests.hb.conftest import make_config
 
@@ -475,7 +476,8 @@ def test_a_forged_result_does_not_change_the_time(judge, mode: str) -> None:
 
 def test_a_library_that_slows_the_pings_does_not_lower_its_time(judge) -> None:
     # The library reaches into the runner that loads it and delays every ping it answers, so
-    # that a round trip calibrated after the load would be subtracted from a slow call.
+    # that a round trip calibrated after the load would be subtracted from a slow call (the
+    # runner's own loop; its loop in C is rewritten by the next test).
     attack = f"""
     extern int PyGILState_Ensure(void); extern void PyGILState_Release(int);
     extern int PyRun_SimpleString(const char *);
@@ -495,6 +497,48 @@ def test_a_library_that_slows_the_pings_does_not_lower_its_time(judge) -> None:
     """
     body = grade(judge, "single", attack)
     assert body["correct"] is True, body["reason"]
+    assert body["timing"]["round_trip_ns"] < 10_000_000
+    assert body["native_ns"] >= SLOW_CALL_MS * 1_000_000
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the attack patches x86-64 machine code")
+def test_a_library_that_rewrites_the_runners_loop_in_c_does_not_lower_its_time(judge) -> None:
+    # The library finds the runner's loop in C (hb.execution.boxcall) in its own process and
+    # overwrites its entry with a jump to a loop of its own, which answers every later ping
+    # slowly (and hands each call back to the runner to make).
+    attack = f"""
+    #include <dlfcn.h>
+    #include <sys/mman.h>
+    static int slow_serve(int go, int done, int clock) {{
+        (void)clock;
+        for (;;) {{
+            char command;
+            if (read(go, &command, 1) != 1) return -1;
+            if (command != 'p') return (unsigned char)command;
+            struct timespec t = {{0, 50000000L}}; nanosleep(&t, NULL);
+            if (write(done, "d", 1) != 1) return -1;
+        }}
+    }}
+    __attribute__((constructor)) static void rewrite_loop(void) {{
+        void *loop = dlopen("./libhbcall.so", RTLD_NOW | RTLD_NOLOAD);
+        unsigned char *entry = loop ? (unsigned char *)dlsym(loop, "hb_serve") : NULL;
+        if (!entry) return;
+        long page = sysconf(_SC_PAGESIZE);
+        unsigned char *start = (unsigned char *)((uintptr_t)entry & ~(uintptr_t)(page - 1));
+        if (mprotect(start, 2 * page, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) return;
+        uintptr_t target = (uintptr_t)slow_serve;
+        entry[0] = 0x48; entry[1] = 0xB8;  /* movabs rax, target; jmp rax */
+        memcpy(entry + 2, &target, sizeof target);
+        entry[10] = 0xFF; entry[11] = 0xE0;
+    }}
+    static int attack(void) {{ struct timespec t = {{0, {SLOW_CALL_MS} * 1000000L}}; nanosleep(&t, NULL); return 0; }}
+    """
+    body = grade(judge, "single", attack)
+    assert body["correct"] is True, body["reason"]
+    # The rewritten loop did answer the pings after the load, each 50 ms late...
+    calls = len(body["timing"]["reps_ns"]) + body["timing"]["warmup"]
+    assert body["run_wall_s"] >= 0.8 * calls * supervisor.PINGS_PER_REP * 0.05
+    # ...and the round trip subtracted is still one of the pings from before it.
     assert body["timing"]["round_trip_ns"] < 10_000_000
     assert body["native_ns"] >= SLOW_CALL_MS * 1_000_000
 

@@ -5,20 +5,17 @@ a rep's staging has flushed the caches, the same steps in Python took tens of mi
 than on warm caches, and that much more than the calibrating pings could see (docs/hb.md,
 "Timing").
 
-The library is compiled once per supervisor process into a private directory of its own, loaded,
-and the directory removed: nothing a box can reach, and nothing left for anyone to replace. Where
-it cannot be built (no C compiler), `available()` says so and the supervisor keeps its Python
-exchange, which times the same steps a little later.
+The library is compiled once per supervisor process (hb.execution.native). Where it cannot be
+built (no C compiler), `available()` says so and the supervisor keeps its Python exchange, which
+times the same steps a little later.
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
-import shutil
-import subprocess
-import tempfile
-from pathlib import Path
+
+from hb.execution import native
 
 SOURCE = r"""
 #include <errno.h>
@@ -69,22 +66,9 @@ THAW, WRITE, TIMEOUT, ENDED, PROTOCOL = -1, -2, -3, -4, -5
 
 @functools.cache
 def _library() -> ctypes.CDLL | None:
-    compiler = shutil.which("gcc") or shutil.which("cc")
-    if compiler is None:
+    library = native.loaded(SOURCE)
+    if library is None:
         return None
-    with tempfile.TemporaryDirectory(prefix="hb-exchange-") as scratch:
-        source, output = Path(scratch) / "exchange.c", Path(scratch) / "exchange.so"
-        source.write_text(SOURCE)
-        try:
-            built = subprocess.run(
-                [compiler, "-O2", "-fPIC", "-shared", str(source), "-o", str(output)],
-                capture_output=True, check=False, timeout=120,
-            )  # fmt: skip
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        if built.returncode != 0:
-            return None
-        library = ctypes.CDLL(str(output))
     function = library.hb_exchange
     function.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.c_int, ctypes.c_int,
                          ctypes.c_char, ctypes.c_int64, ctypes.c_char_p]  # fmt: skip

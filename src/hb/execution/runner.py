@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from hb.execution import box_pool, sandbox, supervisor
+from hb.execution import box_pool, boxcall, sandbox, supervisor
 
 LIBRARY_FILE = "libsubmission.so"
 SLOT_LOCK_DIR = Path("/run/hb/slots")
@@ -157,6 +157,11 @@ def run_kernel(
                 box.write(SOURCE, library.read_bytes(), mode=0o444)
             else:
                 box.write(LIBRARY_FILE, library.read_bytes(), mode=0o555)
+            # The runner's loop in C, for every ping and call of the grade; a probe's runner is
+            # wrapped around its kernel in Python (hb.execution.papibox) and keeps its own loop.
+            loop = boxcall.library() if not python and probe is None else None
+            if loop is not None:
+                box.write(boxcall.FILE, loop, mode=0o555)
             box.write(
                 "box.json",
                 json.dumps({
@@ -175,6 +180,7 @@ def run_kernel(
                 "conversion": conversion,
                 "conversion_dir": str(conversion_files) if conversion_files else None,
                 "delivery": delivery,
+                "native_loop": loop is not None,
                 "reps": [
                     {
                         "inputs": f"inputs_{i}.npz",

@@ -1,0 +1,50 @@
+"""The judge's own small C helpers (hb.execution.exchange's timed exchange, hb.execution.boxcall's
+runner loop), compiled by the trusted side once per process into a private directory that is
+removed as soon as the library is read: nothing a box can reach and nothing left on disk for
+anyone to replace. Where there is no C compiler, or the helper does not build (a header it needs
+is missing), `compiled` answers None and its user keeps its Python path.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+
+@functools.cache
+def compiled(source: str, libraries: tuple[str, ...] = ()) -> bytes | None:
+    """The shared library built from `source` (linked with `libraries`), or None."""
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    if compiler is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="hb-native-") as scratch:
+        source_path, output = Path(scratch) / "helper.c", Path(scratch) / "helper.so"
+        source_path.write_text(source)
+        command = [compiler, "-O2", "-fPIC", "-shared", str(source_path), "-o", str(output),
+                   *libraries]  # fmt: skip
+        try:
+            built = subprocess.run(command, capture_output=True, check=False, timeout=120)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if built.returncode != 0:
+            return None
+        return output.read_bytes()
+
+
+@functools.cache
+def loaded(source: str, libraries: tuple[str, ...] = ()) -> ctypes.CDLL | None:
+    """The library built from `source`, loaded into this process (once), or None."""
+    data = compiled(source, libraries)
+    if data is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="hb-native-") as scratch:
+        path = Path(scratch) / "helper.so"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o500)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        return ctypes.CDLL(str(path))
