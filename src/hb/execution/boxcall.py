@@ -22,11 +22,9 @@ from hb.execution import native
 
 FILE = "libhbcall.so"
 
-SOURCE = r"""
+_BODY = r"""
 #include <errno.h>
 #include <ffi.h>
-#include <stdint.h>
-#include <time.h>
 #include <unistd.h>
 
 /* The most arguments a prepared call holds (the catalog's widest signature has about a dozen). */
@@ -67,12 +65,6 @@ int hb_prepare(void *kernel, int count, const char *kinds, const int64_t *intege
     return 0;
 }
 
-static int64_t hb_now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 /* Answer "p", and "g" once a call is prepared, on the pipes; the first other command byte goes
    back (a "g" before any call is prepared, too), or -1 at the end of the input or on an error.
    With `clock` >= 0 (a benchmark's, never the judge's) each call's own nanoseconds, read around
@@ -99,6 +91,8 @@ int hb_serve(int go, int done, int clock) {
     }
 }
 """
+# The helper's source: the shared clock, then the body.
+SOURCE = native.CLOCK + _BODY
 
 
 def library() -> bytes | None:

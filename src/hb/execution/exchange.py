@@ -17,20 +17,12 @@ import functools
 
 from hb.execution import native
 
-SOURCE = r"""
+_BODY = r"""
 #include <errno.h>
 #include <poll.h>
-#include <stdint.h>
-#include <time.h>
 #include <unistd.h>
 
 enum { HB_THAW = -1, HB_WRITE = -2, HB_TIMEOUT = -3, HB_ENDED = -4, HB_PROTOCOL = -5 };
-
-static int64_t hb_now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
 
 /* The nanoseconds from before the thaw (freeze_fd < 0: none) to the last of `count` answers
    "d" on `done`, after `command` on each of the `count` go pipes; or a negative HB_ code, with
@@ -60,6 +52,8 @@ int64_t hb_exchange(int freeze_fd, const int *go, int count, int done, char comm
     return hb_now() - start;
 }
 """
+# The helper's source: the shared clock, then the body.
+SOURCE = native.CLOCK + _BODY
 
 THAW, WRITE, TIMEOUT, ENDED, PROTOCOL = -1, -2, -3, -4, -5
 

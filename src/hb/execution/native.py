@@ -15,6 +15,18 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+# The clock both helpers read, in nanoseconds: CLOCK_MONOTONIC, as Python's time.perf_counter_ns.
+CLOCK = r"""
+#include <stdint.h>
+#include <time.h>
+
+static int64_t hb_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+"""
+
 
 @functools.cache
 def compiled(source: str, libraries: tuple[str, ...] = ()) -> bytes | None:
