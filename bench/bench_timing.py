@@ -8,13 +8,13 @@ machine whose memory system other tenants share; the figure is the fastest of al
 printed with the difference and its target (a few microseconds on an idle machine), beside each
 side's median. The machine's load average is printed beside, since a busy machine widens both.
 
-A second table alternates call by call: two boxes of the judge's own setup, one whose runner the
-supervisor's protocol drives as the supervisor does (inputs written frozen; then, timed in C, the
-thaw, "g" ... "d"; then the freeze; from the runner's CPU; the fastest calibrating ping, each
-after a staging's worth of bytes, subtracted), one running the direct loop and timing itself
-inside the box, its inputs staged from outside in the same way; the other box is frozen while one
-runs. Both calls then follow the same work of the machine, so the
-difference is what the judge's way of timing adds and nothing else."""
+A second table times call by call in one box of the judge's own setup, whose runner answers the
+supervisor's protocol with the judge's own loop in C and also reads its own clock around the kernel
+call alone. The supervisor's own pieces drive it as they drive a grade: inputs written frozen; then,
+timed in C, the thaw, "g" ... "d"; then the freeze; from the runner's CPU; the fastest calibrating
+ping, each after a staging's worth of bytes, subtracted. What the judge credits less the box's own
+clock, for the same call, is what the judge's way of timing adds and nothing else: it must never be
+below zero, and at the fastest within the target."""
 
 from __future__ import annotations
 
