@@ -8,11 +8,15 @@ kernel then spoils its own output, so a correct grade means every attempt was re
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import platform
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -386,9 +390,6 @@ def test_disk_is_bounded_for_the_run_directory_as_a_whole(judge, mode: str) -> N
 def test_boxes_get_different_uids_across_judges(tmp_path: Path) -> None:
     limits = sandbox.Limits(timeout_s=10, uid_base=UID_RANGE.start, uid_count=len(UID_RANGE))
     # A second judge on the machine: another process holding a box while this one opens one.
-    import subprocess
-    import sys
-
     holder = subprocess.Popen(
         [sys.executable, "-c",
          "import sys, time; from pathlib import Path; from hb.execution import sandbox\n"
@@ -412,39 +413,110 @@ def test_boxes_get_different_uids_across_judges(tmp_path: Path) -> None:
         sandbox.reap_stale_boxes(tmp_path / "other")
 
 
-def test_a_killed_judge_leaves_no_box_running(tmp_path: Path) -> None:
-    import signal
-    import subprocess
-    import sys
-
+def _box_judge(root: Path, after_start: str = "") -> subprocess.Popen[str]:
+    """A judge in a process of its own that opens a box under `root`, starts three sleeps in it
+    (one in a session of its own) and prints the box's name; then runs `after_start`, then
+    sleeps."""
     script = (
         "import sys, time; from pathlib import Path; from hb.execution import sandbox\n"
         f"limits = sandbox.Limits(uid_base={UID_RANGE.start}, uid_count={len(UID_RANGE)})\n"
-        f"box = sandbox.Box(Path({str(tmp_path)!r}), limits).__enter__()\n"
+        f"box = sandbox.Box(Path({str(root)!r}), limits).__enter__()\n"
         "process, _ = box.popen(['/bin/sh', '-c', 'sleep 600 & setsid sleep 600 & sleep 600'])\n"
-        "print(box.name, flush=True); time.sleep(600)\n"
+        f"print(box.name, flush=True)\n{after_start}\ntime.sleep(600)\n"
     )
-    judge_process = subprocess.Popen(
-        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True
-    )
+    return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+
+
+def _wait_for_no_box_process(seconds: float = 10) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while [p for p in _box_processes() if p > 0] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [p for p in _box_processes() if p > 0]
+
+
+def test_a_killed_judge_leaves_no_box_running(tmp_path: Path) -> None:
+    judge_process = _box_judge(tmp_path)
     assert judge_process.stdout is not None
     name = judge_process.stdout.readline().strip()
     deadline = time.monotonic() + 10
-    while not _box_processes() and time.monotonic() < deadline:
+    # The shell and its three sleeps (the box's init keeps bwrap's uid).
+    while len([p for p in _box_processes() if p > 0]) < 4 and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _box_processes(), "the box never started"
+    assert len([p for p in _box_processes() if p > 0]) == 4, "the box never started"
     judge_process.send_signal(signal.SIGKILL)
     judge_process.wait()
-    deadline = time.monotonic() + 10
-    while [p for p in _box_processes() if p > 0] and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert [p for p in _box_processes() if p > 0] == []
+    assert _wait_for_no_box_process() == []
     # The next judge to start removes what the dead one left: its cgroups and its run directory.
     assert (tmp_path / name).exists()
     assert sandbox.reap_stale_boxes(tmp_path) >= 1
     assert not (tmp_path / name).exists()
     for hierarchy in sandbox.cgroup_hierarchies():
         assert not (hierarchy.base / name).exists()
+
+
+def test_a_judge_killed_while_its_box_starts_leaves_nothing_running(tmp_path: Path) -> None:
+    # Killed as bwrap builds the box, before its processes have armed their parent-death
+    # signals: a signal armed after the parent has gone never comes, and the box must not start.
+    for attempt in range(12):
+        root = tmp_path / str(attempt)
+        judge_process = _box_judge(root)
+        assert judge_process.stdout is not None
+        name = judge_process.stdout.readline().strip()
+        time.sleep(0.001 * (attempt % 3))
+        judge_process.send_signal(signal.SIGKILL)
+        judge_process.wait()
+        # Every process of the box, bwrap's included: one that lives on starts the box later.
+        deadline = time.monotonic() + 10
+        while _cgroup_processes(name) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _cgroup_processes(name) == [], f"attempt {attempt}"
+        assert [p for p in _box_processes() if p > 0] == [], f"attempt {attempt}"
+        sandbox.reap_stale_boxes(root)
+
+
+def _cgroup_processes(name: str) -> list[int]:
+    """The processes still running in the cgroups of box `name`."""
+    found: set[int] = set()
+    for hierarchy in sandbox.cgroup_hierarchies():
+        with contextlib.suppress(OSError):
+            found |= {int(p) for p in (hierarchy.base / name / "cgroup.procs").read_text().split()}
+    return sorted(p for p in found if _running(p))
+
+
+def test_a_killed_judge_takes_its_supervisors_with_it(tmp_path: Path) -> None:
+    # A supervisor busy with a job does not read the socket whose end would tell it the judge is
+    # gone; here the judge's end of it is also held open by another process.
+    judge_process = _box_judge(
+        tmp_path,
+        "import subprocess; from hb.execution import supervisor_pool\n"
+        "held = supervisor_pool.Supervisor()\n"
+        "keeper = subprocess.Popen(['sleep', '600'], pass_fds=(held.socket.fileno(),))\n"
+        "print(held.process.pid, keeper.pid, flush=True)",
+    )
+    assert judge_process.stdout is not None
+    judge_process.stdout.readline()
+    supervisor_pid, keeper_pid = map(int, judge_process.stdout.readline().split())
+    try:
+        judge_process.send_signal(signal.SIGKILL)
+        judge_process.wait()
+        deadline = time.monotonic() + 10
+        while _running(supervisor_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _running(supervisor_pid)
+        assert _wait_for_no_box_process() == []
+    finally:
+        os.kill(keeper_pid, signal.SIGKILL)
+        sandbox.reap_stale_boxes(tmp_path)
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` exists and has not ended (an ended child of the host's init may
+    wait as a zombie to be reaped)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "State:\tZ" not in status and "State:\tX" not in status
 
 
 # -- a grade the submission cannot write --------------------------------------------------------

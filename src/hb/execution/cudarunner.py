@@ -153,7 +153,14 @@ def supervise_job(
     --supervise JOBDIR`, outside any box): returncode 0 once the result is written, else its
     stderr; TimeoutExpired past `timeout` seconds (the box dies with it)."""
     return subprocess.run(
-        [sys.executable, "-m", "hb.execution.cudarunner", "--supervise", str(jobdir)],
+        [
+            sys.executable,
+            "-m",
+            "hb.execution.cudarunner",
+            "--supervise",
+            str(jobdir),
+            str(os.getpid()),
+        ],
         pass_fds=tuple(pass_fds),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -435,6 +442,9 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--supervise"]:
+        from hb.execution import sandbox
+
+        sandbox.end_with(int(sys.argv[3]))
         run_job(Path(sys.argv[2]))
         sys.exit(0)
     sys.exit(main(sys.argv))

@@ -1,5 +1,5 @@
 """The judge's own small C helpers (hb.execution.exchange's timed exchange, hb.execution.boxcall's
-runner loop), compiled by the trusted side once per process into a private directory that is
+runner loop, hb.execution.sandbox's init for a box), compiled by the trusted side once per process into a private directory that is
 removed as soon as the library is read: nothing a box can reach and nothing left on disk for
 anyone to replace. Where there is no C compiler, or the helper does not build (a header it needs
 is missing), `compiled` answers None and its user keeps its Python path.
@@ -29,16 +29,19 @@ static int64_t hb_now(void) {
 
 
 @functools.cache
-def compiled(source: str, libraries: tuple[str, ...] = ()) -> bytes | None:
-    """The shared library built from `source` (linked with `libraries`), or None."""
+def compiled(
+    source: str, libraries: tuple[str, ...] = (), executable: bool = False
+) -> bytes | None:
+    """The shared library (or, with `executable`, the program) built from `source`, linked with
+    `libraries`; None where it does not build."""
     compiler = shutil.which("gcc") or shutil.which("cc")
     if compiler is None:
         return None
     with tempfile.TemporaryDirectory(prefix="hb-native-") as scratch:
         source_path, output = Path(scratch) / "helper.c", Path(scratch) / "helper.so"
         source_path.write_text(source)
-        command = [compiler, "-O2", "-fPIC", "-shared", str(source_path), "-o", str(output),
-                   *libraries]  # fmt: skip
+        kind = [] if executable else ["-fPIC", "-shared"]
+        command = [compiler, "-O2", *kind, str(source_path), "-o", str(output), *libraries]
         try:
             built = subprocess.run(command, capture_output=True, check=False, timeout=120)
         except (OSError, subprocess.TimeoutExpired):

@@ -130,7 +130,7 @@ class SandboxResult:
     def signal_name(self) -> str | None:
         code = self.returncode
         if code > 128 and "bwrap" in self.protections:
-            code = -(code - 128)  # bwrap's init reports a signalled child as 128 + signal
+            code = -(code - 128)  # the box's init reports a signalled child as 128 + signal
         if code < 0:
             try:
                 return signal.Signals(-code).name
@@ -650,6 +650,96 @@ _ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "nssw
 _HOSTS = "127.0.0.1 localhost hb-box\n::1 localhost ip6-localhost\n"
 
 
+# The box's pid 1, where a C compiler builds it (bwrap --as-pid-1 starts it in place of its own
+# reaper). A box lives no longer than the judge by a chain of parent-death signals: the judge's
+# thread that started bwrap, bwrap, the box's pid 1; when pid 1 ends, the kernel ends every process
+# of its PID namespace. A signal armed after the parent has ended never comes, and bwrap arms its
+# reaper's late, while it builds the box: a judge killed then left the box running. This init runs
+# with its signal already armed (bwrap arms it just before the exec) and checks that the thread
+# which started the box is still alive (the pidfd of argv[1] polls readable once it has ended)
+# before it starts the command (argv[2...], setpriv first: the init keeps bwrap's uid, so the
+# box's uid may not signal it, and its parent's signal reaches it) as its child. It reaps every
+# orphan of the box, holds no capability once the command is started, ends when the command ends
+# and reports a signalled command as 128 + signal, as bwrap's reaper does.
+_INIT_SOURCE = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "hb-init: usage: hb-init PIDFD COMMAND...\n");
+        return 126;
+    }
+    int starter = atoi(argv[1]);
+    struct pollfd watch = {.fd = starter, .events = POLLIN};
+    if (poll(&watch, 1, 0) != 0 || (watch.revents & POLLNVAL)) {
+        fprintf(stderr, "hb-init: the process that started this box has ended\n");
+        return 125;
+    }
+    close(starter);
+    pid_t command = fork();
+    if (command < 0) {
+        perror("hb-init: fork");
+        return 126;
+    }
+    if (command == 0) {
+        execvp(argv[2], argv + 2);
+        fprintf(stderr, "hb-init: execvp %s: %s\n", argv[2], strerror(errno));
+        _exit(127);
+    }
+    /* The command's setpriv needed root's capabilities; the init needs none. */
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct none[2] = {{0, 0, 0}, {0, 0, 0}};
+    if (syscall(SYS_capset, &header, none) != 0) {
+        perror("hb-init: capset");
+        kill(command, SIGKILL);
+        return 126;
+    }
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    for (;;) {
+        int status;
+        pid_t ended = wait(&status);
+        if (ended == command)
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (ended < 0 && errno != EINTR)
+            return 126;
+    }
+}
+"""
+# Where the init lies in the box (read-only, in the box's own root).
+SANDBOX_INIT = "/.hb-init"
+
+
+def _init_program() -> bytes | None:
+    from hb.execution import native
+
+    return native.compiled(_INIT_SOURCE, executable=True)
+
+
+# pidfd_open's flag for a pidfd of one thread (Linux 6.9); O_EXCL's value.
+_PIDFD_THREAD = os.O_EXCL
+
+
+def _starter_pidfd() -> int:
+    """A pidfd of this thread (of this process where the kernel has no thread pidfds): the
+    parent-death signal of a process it starts comes when this thread ends, so this is what a
+    box's init must see alive."""
+    try:
+        return os.pidfd_open(threading.get_native_id(), _PIDFD_THREAD)
+    except OSError:
+        return os.pidfd_open(os.getpid())
+
+
 def _memfd(name: str, data: bytes) -> int:
     fd = os.memfd_create(name, os.MFD_CLOEXEC)
     os.write(fd, data)
@@ -675,21 +765,28 @@ class BoxCommand:
     cgroup_procs: list[str]
     limits: Limits
     protections: list[str]
+    # The place in argv of the box's init's pidfd argument, filled in where the command starts
+    # (a pidfd of the thread that starts it); None without the init.
+    starter: int | None = None
 
-    def preexec(self) -> None:
-        """Between fork and exec: into the box's cgroups, its rlimits, and death with the parent."""
+    def preexec(self, parent: int) -> None:
+        """Between fork and exec: into the box's cgroups, its rlimits, and death with the parent
+        (`parent`, which must still be this process's: a signal armed after it ended never
+        comes)."""
         pid = str(os.getpid())
         for procs in self.cgroup_procs:
             with open(procs, "w") as handle:
                 handle.write(pid)
         _apply_rlimits(self.limits)
         _parent_death_signal()
+        if os.getppid() != parent:
+            os._exit(125)
 
     def with_argv(self, extra: Sequence[str], pass_fds: Sequence[int] = ()) -> BoxCommand:
         """The same box command with `extra` appended to its argv and more fds passed."""
         return BoxCommand(
             [*self.argv, *extra], dict(self.env), (*self.pass_fds, *pass_fds),
-            list(self.cgroup_procs), self.limits, list(self.protections),
+            list(self.cgroup_procs), self.limits, list(self.protections), self.starter,
         )  # fmt: skip
 
     def remap(self, numbers: Mapping[int, int]) -> BoxCommand:
@@ -701,14 +798,14 @@ class BoxCommand:
                 argv[index + 1] = str(numbers.get(int(argv[index + 1]), int(argv[index + 1])))
         return BoxCommand(
             argv, dict(self.env), tuple(numbers.get(fd, fd) for fd in self.pass_fds),
-            list(self.cgroup_procs), self.limits, list(self.protections),
+            list(self.cgroup_procs), self.limits, list(self.protections), self.starter,
         )  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         return {
             "argv": self.argv, "env": self.env, "pass_fds": list(self.pass_fds),
             "cgroup_procs": self.cgroup_procs, "limits": asdict(self.limits),
-            "protections": self.protections,
+            "protections": self.protections, "starter": self.starter,
         }  # fmt: skip
 
     @classmethod
@@ -718,22 +815,34 @@ class BoxCommand:
         return cls(
             list(data["argv"]), dict(data["env"]), tuple(data["pass_fds"]),
             list(data["cgroup_procs"]), Limits(**limits), list(data["protections"]),
+            data.get("starter"),
         )  # fmt: skip
 
     def popen(
         self, cwd: Path, stdout: int | None = None, stderr: int | None = None
     ) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(
-            self.argv,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=stdout,
-            stderr=stderr,
-            env=self.env,
-            start_new_session=True,
-            pass_fds=self.pass_fds,
-            preexec_fn=self.preexec,
-        )
+        """Start the command from this thread, which the box then lives no longer than."""
+        parent = os.getpid()
+        argv, pass_fds, watched = list(self.argv), self.pass_fds, None
+        if self.starter is not None:
+            watched = _starter_pidfd()
+            argv[self.starter] = str(watched)
+            pass_fds = (*pass_fds, watched)
+        try:
+            return subprocess.Popen(
+                argv,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=stderr,
+                env=self.env,
+                start_new_session=True,
+                pass_fds=pass_fds,
+                preexec_fn=functools.partial(self.preexec, parent),
+            )
+        finally:
+            if watched is not None:
+                os.close(watched)
 
 
 class Box:
@@ -895,12 +1004,15 @@ class Box:
         protections = self.protections()
         fds = list(pass_fds)
         bwrap = bwrap_path()
-        if bwrap is None:
-            command = list(argv)
-        else:
+        starter = None
+        command: list[str] = []
+        if bwrap is not None:
+            init = _init_program()
             command = [bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
                        "--unshare-cgroup-try", "--die-with-parent", "--new-session",
                        "--hostname", "hb-box", "--clearenv"]  # fmt: skip
+            if init is not None:
+                command.append("--as-pid-1")
             if not _is_root():
                 command += ["--unshare-user", "--disable-userns"]
             command += ["--ro-bind", "/usr", "/usr"]
@@ -917,6 +1029,11 @@ class Box:
             self._fds.append(hosts)
             fds.append(hosts)
             command += ["--ro-bind-data", str(hosts), "/etc/hosts"]
+            if init is not None:
+                init_fd = _memfd("init", init)
+                self._fds.append(init_fd)
+                fds.append(init_fd)
+                command += ["--perms", "0555", "--ro-bind-data", str(init_fd), SANDBOX_INIT]
             # /proc, /dev and the scratch tmpfs first: a bind below /tmp (a checkout or venv
             # that lives there) must land on the box's own /tmp, not under it.
             scratch = str(self.limits.scratch_bytes)
@@ -960,15 +1077,18 @@ class Box:
                 fds.append(filter_fd)
                 command += ["--seccomp", str(filter_fd)]
             command.append("--")
+            if init is not None:
+                starter = len(command) + 1
+                command += [SANDBOX_INIT, "-1"]
             if self.uid is not None:
                 command += ["/usr/bin/setpriv", f"--reuid={self.uid}", f"--regid={self.limits.gid}",
                             "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
                             "--no-new-privs", "--pdeathsig", "SIGKILL", "--"]  # fmt: skip
-            command += list(argv)
+        command += list(argv)
         procs = [
             str(d / "cgroup.procs") for d, _ in (self._cgroups.directories if self._cgroups else [])
         ]
-        return BoxCommand(command, child_env, tuple(fds), procs, self.limits, protections)
+        return BoxCommand(command, child_env, tuple(fds), procs, self.limits, protections, starter)
 
     def popen(
         self,
@@ -1090,6 +1210,24 @@ def read_box_file(path: Path, limit: int) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def end_with(parent: int) -> None:
+    """End this process (a supervisor, which starts boxes) as soon as process `parent`, the
+    judge that started it, has ended, whichever of the judge's threads started it; its boxes then
+    end with it. A thread waits on a pidfd of the judge."""
+    watched = os.pidfd_open(parent)
+    if os.getppid() != parent:
+        os._exit(1)
+
+    def watch() -> None:
+        waiting = select.poll()
+        waiting.register(watched, select.POLLIN)
+        while not waiting.poll():
+            pass
+        os._exit(1)
+
+    threading.Thread(target=watch, name="hb-judge-watch", daemon=True).start()
 
 
 def reap_stale_boxes(root: Path, depth: int = 4) -> int:

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from hb.execution import exchange
+from hb.execution import exchange, sandbox
 from hb.execution.sandbox import BoxCommand, Freezer
 
 # The layout table and each rank's arena header start with this magic ("HBMPIDRV" as
@@ -950,6 +950,7 @@ def serve(fd: int) -> int:
 
 def main(argv: list[str]) -> int:
     if argv[1:2] == ["--serve"]:
+        sandbox.end_with(int(argv[3]))
         return serve(int(argv[2]))
     run_job(Path(argv[1]))
     return 0

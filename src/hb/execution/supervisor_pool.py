@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import select
 import socket
 import subprocess
@@ -37,7 +38,14 @@ class Supervisor:
         self.socket = ours
         self.jobs = 0
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "hb.execution.supervisor", "--serve", str(theirs.fileno())],
+            [
+                sys.executable,
+                "-m",
+                "hb.execution.supervisor",
+                "--serve",
+                str(theirs.fileno()),
+                str(os.getpid()),
+            ],
             pass_fds=(theirs.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
