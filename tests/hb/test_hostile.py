@@ -183,6 +183,9 @@ def grade(
     answer = client.post(f"/{route}", json=body)
     assert answer.status_code == 200, answer.text
     assert client.get("/health").status_code == 200
+    # The grade's box is discarded, and the next one started, in the background: once neither is
+    # under way, nothing of the grade's box may be left.
+    assert box_pool.settle(60), "a box was still being discarded or started after a minute"
     deadline = time.monotonic() + 10
     while _box_processes() and time.monotonic() < deadline:
         time.sleep(0.05)
