@@ -152,15 +152,10 @@ def supervise_job(
     """Run the job in `jobdir` on a trusted side of its own (`python -m hb.execution.cudarunner
     --supervise JOBDIR`, outside any box): returncode 0 once the result is written, else its
     stderr; TimeoutExpired past `timeout` seconds (the box dies with it)."""
+    argv = [sys.executable, "-m", "hb.execution.cudarunner", "--supervise", str(jobdir),
+            str(os.getpid())]  # fmt: skip
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hb.execution.cudarunner",
-            "--supervise",
-            str(jobdir),
-            str(os.getpid()),
-        ],
+        argv,
         pass_fds=tuple(pass_fds),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,

@@ -1,8 +1,9 @@
 """The judge's own small C helpers (hb.execution.exchange's timed exchange, hb.execution.boxcall's
-runner loop, hb.execution.sandbox's init for a box), compiled by the trusted side once per process into a private directory that is
-removed as soon as the library is read: nothing a box can reach and nothing left on disk for
-anyone to replace. Where there is no C compiler, or the helper does not build (a header it needs
-is missing), `compiled` answers None and its user keeps its Python path.
+runner loop, hb.execution.sandbox's init of a box), compiled by the trusted side once per process
+into a private directory that is removed as soon as the result is read: nothing a box can reach
+and nothing left on disk for anyone to replace. Where there is no C compiler, or the helper does
+not build (a header it needs is missing), `compiled` answers None and its user keeps the path it
+had without it.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def compiled(
     if compiler is None:
         return None
     with tempfile.TemporaryDirectory(prefix="hb-native-") as scratch:
-        source_path, output = Path(scratch) / "helper.c", Path(scratch) / "helper.so"
+        source_path = Path(scratch) / "helper.c"
+        output = Path(scratch) / ("helper" if executable else "helper.so")
         source_path.write_text(source)
         kind = [] if executable else ["-fPIC", "-shared"]
         command = [compiler, "-O2", *kind, str(source_path), "-o", str(output), *libraries]

@@ -37,15 +37,10 @@ class Supervisor:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.socket = ours
         self.jobs = 0
+        argv = [sys.executable, "-m", "hb.execution.supervisor", "--serve", str(theirs.fileno()),
+                str(os.getpid())]  # fmt: skip
         self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "hb.execution.supervisor",
-                "--serve",
-                str(theirs.fileno()),
-                str(os.getpid()),
-            ],
+            argv,
             pass_fds=(theirs.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
