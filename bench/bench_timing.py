@@ -166,12 +166,12 @@ def credited_and_own(
             memory = supervisor._BoxMemory(host, base, second + 8 * n)
             beside.follow(host)
             beside.near()
-            thaw = freezer.thaw_descriptor()
-            timed = exchange.Exchange(-1 if thaw is None else thaw, [go], done)
+            descriptors = freezer.descriptors()
+            timed = exchange.Exchange(descriptors, [go], done)
             stirred = supervisor._Stir(2 * 8 * n)
 
             def exchanged(command: bytes) -> int:
-                if thaw is None:
+                if descriptors is None:
                     freezer.set(False)
                 elapsed, got = timed(command, 10_000_000_000)
                 if elapsed < 0:

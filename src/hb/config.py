@@ -112,6 +112,14 @@ class SandboxSection(_Section):
             )
         return self
 
+    @model_validator(mode="after")
+    def _cores(self) -> SandboxSection:
+        from hb.execution.sandbox import cpu_list
+
+        if self.cpus is not None:
+            cpu_list(self.cpus, "sandbox.cpus")
+        return self
+
     def limits(self, build: bool = False) -> Limits:
         """The box of a timed run (or, with `build`, of a build: its own timeout, at least
         120 CPU seconds and 4 GiB) under this section."""

@@ -56,3 +56,27 @@ def test_each_preset_resolves_through_the_environment(preset: str, tmp_path: Pat
     environment = {"HB_DATA_DIR": str(tmp_path), **preset_environment(preset)}
     allowances = RequestAllowances.from_config(load_config(None, environ=environment))
     assert allowances.allow == set(request_presets()[preset]["allow"])
+
+
+@pytest.mark.parametrize(
+    ("sandbox", "message"),
+    [
+        ("{cpus: 'one'}", r"sandbox\.cpus: 'one' is not a core or a range of cores"),
+        ("{cpus: '3-1'}", r"sandbox\.cpus: '3-1' is not a range of cores below"),
+        ("{cpus: '0-99999'}", r"sandbox\.cpus: '0-99999' is not a range of cores below"),
+        ("{cpus: '1,,2'}", r"sandbox\.cpus: '' is not a core or a range of cores"),
+    ],
+)
+def test_cores_that_cannot_be_given_are_refused_with_where(
+    tmp_path: Path, sandbox: str, message: str
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(f"sandbox: {sandbox}\n")
+    with pytest.raises(ValueError, match=message):
+        load_config(path, environ={})
+
+
+def test_cores_reach_every_timed_box(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("sandbox: {cpus: '1-3,5'}\n")
+    assert load_config(path, environ={}).sandbox.limits().cpus == "1-3,5"

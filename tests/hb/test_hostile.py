@@ -696,6 +696,48 @@ def test_done_sent_early_leaves_unfinished_outputs(judge) -> None:
     assert body["correct"] is False
 
 
+def test_work_left_to_a_running_thread_after_the_answer_is_stopped_unfinished(judge) -> None:
+    # A thread started with the library spins on a flag, running, never asleep; the kernel sets
+    # the flag and answers at once, and the thread does the work, after a millisecond of its
+    # own. The freeze the supervisor asks for on the answer stops it where it runs.
+    source = (
+        PRELUDE
+        + """
+    #include <stdatomic.h>
+    static const double *job_x; static double *job_y; static int64_t job_n; static double job_a;
+    static atomic_int pending;
+    static int64_t now(void) {
+        struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
+        return t.tv_sec * 1000000000LL + t.tv_nsec;
+    }
+    static void *helper(void *arg) {
+        (void)arg;
+        for (;;) {
+            while (!atomic_load_explicit(&pending, memory_order_acquire)) {}
+            for (int64_t until = now() + 1000000; now() < until;) {}
+            for (int64_t i = 0; i < job_n; ++i) job_y[i] += job_a * job_x[i];
+            atomic_store_explicit(&pending, 0, memory_order_release);
+        }
+        return NULL;
+    }
+    __attribute__((constructor)) static void start(void) {
+        pthread_t thread; pthread_create(&thread, NULL, helper, NULL); pthread_detach(thread);
+    }
+    void scaled_add_fp64(const double *restrict x, double *restrict y, int64_t N, double alpha,
+                         void *workspace, int64_t workspace_bytes) {
+        (void)workspace; (void)workspace_bytes;
+        job_x = x; job_y = y; job_n = N; job_a = alpha;
+        atomic_store_explicit(&pending, 1, memory_order_release);
+    }
+    """
+    )
+    client, _ = judge
+    body = client.post(
+        "/score", json={"kernel": "scaled_add", "source": source, "preset": "S"}
+    ).json()
+    assert body["correct"] is False
+
+
 def test_a_forged_done_on_every_descriptor_fails_cleanly(judge) -> None:
     attack = """static int attack(void) {
         for (int fd = 3; fd < 64; ++fd) { (void)!write(fd, "dddd", 4); }

@@ -1,7 +1,9 @@
 """The supervisor's clock (hb.execution.exchange, hb.execution.supervisor): the exchange timed in C
 answers a round trip's nanoseconds and names each way a box can break it (a wrong answer, an
 ended runner, silence, a freezer it cannot thaw); and the pings that calibrate the round trip
-each follow a staging of as many bytes as a rep stages, up to the largest cache."""
+each follow a staging of as many bytes as a rep stages, up to the largest cache. The exchange
+asks for the freeze itself as soon as the last answer is in, and returns only once the box is
+frozen."""
 
 from __future__ import annotations
 
@@ -73,7 +75,7 @@ def runner() -> Iterator[type[Runner]]:
 def test_a_round_trip_is_timed_in_nanoseconds_for_every_caller(runner) -> None:
     for callers in (1, 3):
         box = runner("d", callers)
-        exchanged = exchange.Exchange(-1, box.go, box.done_read)
+        exchanged = exchange.Exchange(None, box.go, box.done_read)
         start = time.perf_counter_ns()
         elapsed, _ = exchanged(b"p", 5_000_000_000)
         outside = time.perf_counter_ns() - start
@@ -83,19 +85,58 @@ def test_a_round_trip_is_timed_in_nanoseconds_for_every_caller(runner) -> None:
         assert again > 0
 
 
+def _freezer(tmp_path, events: str) -> tuple[int, int]:
+    """Stand-ins for cgroup.freeze (written in place) and cgroup.events (saying `events`)."""
+    (tmp_path / "cgroup.freeze").write_text("1")
+    (tmp_path / "cgroup.events").write_text(events)
+    return (os.open(tmp_path / "cgroup.freeze", os.O_WRONLY),
+            os.open(tmp_path / "cgroup.events", os.O_RDONLY))  # fmt: skip
+
+
+def test_the_freeze_is_asked_for_at_the_last_answer_and_awaited(runner, tmp_path) -> None:
+    box = runner("d", 2)
+    freezer = _freezer(tmp_path, "populated 1\nfrozen 1\n")
+    writes = []
+    try:
+        exchanged = exchange.Exchange(freezer, box.go, box.done_read)
+        for _ in range(3):
+            elapsed, _ = exchanged(b"p", 5_000_000_000)
+            assert elapsed > 0
+            # Frozen again on return: the last write in place is "1".
+            writes.append((tmp_path / "cgroup.freeze").read_text())
+    finally:
+        for fd in freezer:
+            os.close(fd)
+    assert writes == ["1", "1", "1"]
+
+
+def test_a_box_that_never_freezes_is_named_within_the_timeout(runner, tmp_path) -> None:
+    box = runner("d")
+    freezer = _freezer(tmp_path, "populated 1\nfrozen 0\n")
+    try:
+        start = time.monotonic()
+        assert exchange.Exchange(freezer, box.go, box.done_read)(b"g", 300_000_000)[0] == (
+            exchange.FREEZE
+        )
+        assert time.monotonic() - start < 5
+    finally:
+        for fd in freezer:
+            os.close(fd)
+
+
 def test_a_wrong_answer_an_ended_runner_and_silence_are_named(runner) -> None:
     wrong = runner("x")
-    assert exchange.Exchange(-1, wrong.go, wrong.done_read)(b"g", 5_000_000_000) == (
+    assert exchange.Exchange(None, wrong.go, wrong.done_read)(b"g", 5_000_000_000) == (
         exchange.PROTOCOL,
         b"x",
     )
     ended = runner("!")
-    assert exchange.Exchange(-1, ended.go, ended.done_read)(b"g", 5_000_000_000)[0] in (
+    assert exchange.Exchange(None, ended.go, ended.done_read)(b"g", 5_000_000_000)[0] in (
         exchange.ENDED, exchange.WRITE
     )  # fmt: skip
     silent = runner("-")
     start = time.monotonic()
-    assert exchange.Exchange(-1, silent.go, silent.done_read)(b"g", 200_000_000)[0] == (
+    assert exchange.Exchange(None, silent.go, silent.done_read)(b"g", 200_000_000)[0] == (
         exchange.TIMEOUT
     )
     assert time.monotonic() - start < 5
@@ -106,9 +147,9 @@ def test_a_freezer_that_cannot_be_thawed_fails_before_anything_is_sent(runner, t
     (tmp_path / "cgroup.freeze").write_text("1")
     read_only = os.open(tmp_path / "cgroup.freeze", os.O_RDONLY)
     try:
-        assert exchange.Exchange(read_only, box.go, box.done_read)(b"p", 5_000_000_000)[0] == (
-            exchange.THAW
-        )
+        assert exchange.Exchange((read_only, read_only), box.go, box.done_read)(
+            b"p", 5_000_000_000
+        )[0] == (exchange.THAW)
     finally:
         os.close(read_only)
 

@@ -89,6 +89,27 @@ class SandboxUnavailable(RuntimeError):
     """A protection the setup requires (`sandbox.require`) that this machine cannot give."""
 
 
+# Core numbers a cpuset list may name (the kernel's largest NR_CPUS is 8192).
+MAX_CPUS = 8192
+
+
+def cpu_list(text: str, where: str = "cpus") -> frozenset[int]:
+    """The cores of a cpuset list ("0-3,8"), or a ValueError that says what is wrong and where."""
+    cores: set[int] = set()
+    for part in text.split(","):
+        low, dash, high = part.strip().partition("-")
+        numbers = [low, high] if dash else [low]
+        if not all(n.isascii() and n.isdigit() and len(n) <= 5 for n in numbers):
+            raise ValueError(
+                f"{where}: {part.strip()!r} is not a core or a range of cores ('0-3,8')"
+            )
+        first, last = int(low), int(high) if dash else int(low)
+        if last < first or last >= MAX_CPUS:
+            raise ValueError(f"{where}: {part.strip()!r} is not a range of cores below {MAX_CPUS}")
+        cores.update(range(first, last + 1))
+    return frozenset(cores)
+
+
 @dataclass(frozen=True)
 class Limits:
     """What one box may use; memory and sizes in bytes."""
@@ -613,11 +634,11 @@ class Freezer:
         except OSError:
             return False
 
-    def thaw_descriptor(self) -> int | None:
-        """cgroup v2's cgroup.freeze, which one write of "0" thaws, for an exchange that thaws
-        from C (hb.execution.exchange); None for v1, whose thaw is done only when its state
-        says so."""
-        return self._control if self.version == 2 else None
+    def descriptors(self) -> tuple[int, int] | None:
+        """cgroup v2's cgroup.freeze and cgroup.events, which an exchange timed in C writes and
+        reads itself (hb.execution.exchange); None for v1, whose freezer.state this class
+        drives."""
+        return (self._control, self._state) if self.version == 2 else None
 
     def close(self) -> None:
         for fd in (self._control, self._state):

@@ -323,10 +323,11 @@ class _Session:
         self.channel = _Channel([w for _, w in pipes], done_read, self.process, deadline)
         self.kill_at_end = bool(job.get("kill_at_end"))
         self.beside = _Beside()
-        thaw = self.freezer.thaw_descriptor() if self.freezer else -1
+        # Where the freezer is cgroup v2's (or there is none), the exchange is timed in C.
+        freezer = self.freezer.descriptors() if self.freezer else None
         self.exchange = (
-            exchange.Exchange(thaw, self.channel.go, done_read)
-            if thaw is not None and exchange.available()
+            exchange.Exchange(freezer, self.channel.go, done_read)
+            if (freezer is not None or self.freezer is None) and exchange.available()
             else None
         )
 
@@ -344,23 +345,23 @@ class _Session:
             if stirred is not None:
                 stirred.stage()
             self.trips.append(self._exchange(b"p"))
-            self.stop(True)
 
     def timed_call(self) -> int:
         """The nanoseconds from before the thaw to the last "done"; the box frozen after."""
-        seen = self._exchange(b"g")
-        if not self.stop(True):
-            raise RunFailure("freeze")
-        return seen
+        return self._exchange(b"g")
 
     def _exchange(self, command: bytes) -> int:
-        """Thaw, `command` to every caller, every "d": the nanoseconds from before the thaw to
-        the last answer, timed in C where it could be built (the box is left thawed)."""
+        """Thaw, `command` to every caller, every "d", freeze: the nanoseconds from before the
+        thaw to the last answer, timed in C where it could be built, the freeze asked for at
+        once after. The box is left frozen."""
         if self.exchange is None:
             start = time.perf_counter_ns()
             self.stop(False)
             self.channel.ask(command, b"d")
-            return time.perf_counter_ns() - start
+            elapsed = time.perf_counter_ns() - start
+            if not self.stop(True):
+                raise RunFailure("freeze")
+            return elapsed
         remaining = self.channel.deadline - time.monotonic()
         if remaining <= 0:
             raise RunFailure("timeout")
@@ -368,8 +369,8 @@ class _Session:
         if elapsed >= 0:
             return elapsed
         raise RunFailure({
-            exchange.THAW: "freeze", exchange.WRITE: "ended", exchange.TIMEOUT: "timeout",
-            exchange.ENDED: "ended",
+            exchange.THAW: "freeze", exchange.FREEZE: "freeze", exchange.WRITE: "ended",
+            exchange.TIMEOUT: "timeout", exchange.ENDED: "ended",
         }.get(elapsed, f"protocol: {got!r}"))  # fmt: skip
 
     def credit(self, report: dict[str, Any]) -> None:
