@@ -8,7 +8,14 @@ machine whose memory system other tenants share; the figure is the fastest of al
 printed with the difference and its target (a few microseconds on an idle machine), beside each
 side's median. The machine's load average is printed beside, since a busy machine widens both.
 
-A second table times call by call in one box of the judge's own setup, whose runner answers the
+A second table does the same for more of the catalog's own OpenMP solutions (a compute-bound one, a
+stencil, a reduction, a matrix-vector product): each graded through /score, and called directly on
+exactly the arrays, scalars and workspace the judge handed its runner (caught on their way to
+hb.execution.runner.run_kernel), by a process of its own under the OpenMP settings the judge gives
+its box, in memory laid out as the runner lays it out, each call's inputs copied in and its
+workspace zeroed just before it (DIRECT_CALLER).
+
+A third table times call by call in one box of the judge's own setup, whose runner answers the
 supervisor's protocol with the judge's own loop in C and also reads its own clock around the kernel
 call alone. The supervisor's own pieces drive it as they drive a grade: inputs written frozen; then,
 timed in C, the thaw, "g" ... "d"; then the freeze; from the runner's CPU; the fastest calibrating
@@ -18,24 +25,31 @@ below zero, and at the fastest within the target."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from fastapi.testclient import TestClient
 
 from hb import kernels
 from hb.config import Config, load_config
-from hb.execution import boxcall, build, exchange, runner, sandbox, supervisor
+from hb.execution import box_pool, boxcall, build, exchange, runner, sandbox, supervisor
 from hb.service import create_app
 
 # Target: the judge's credited time is within this of the direct call's.
 TARGET_DIFFERENCE_US = 10.0
+# More of the catalog's OpenMP solutions, timed the same way (full form; the short form the first).
+CATALOG_KERNELS = ("gemm", "jacobi_2d", "softmax", "atax")
 
 
 def bench_config(data_dir: Path, reps: int) -> Config:
@@ -76,6 +90,135 @@ def direct_ns(library: Path, n: int, reps: int, as_the_supervisor: bool = False)
         if rep:
             times.append(time.perf_counter_ns() - start)
     return times
+
+
+@contextlib.contextmanager
+def handed_to_the_runner() -> Iterator[list[dict[str, Any]]]:
+    """The arguments of every hb.execution.runner.run_kernel call made meanwhile: the library,
+    symbol, pointers, reps (arrays and scalars) and workspace the judge hands its runner."""
+    seen: list[dict[str, Any]] = []
+    original = runner.run_kernel
+
+    def caught(**arguments: Any) -> runner.RunResult:
+        seen.append(arguments)
+        return original(**arguments)
+
+    runner.run_kernel = caught  # type: ignore[assignment]
+    try:
+        yield seen
+    finally:
+        runner.run_kernel = original  # type: ignore[assignment]
+
+
+# A direct caller in a process of its own, under the OpenMP settings the judge gives its box (read by
+# the OpenMP runtime as the library loads it): what the judge handed its runner, called in memory
+# laid out as the runner's (one anonymous region, huge pages asked for from a 2 MiB boundary, each
+# array at the supervisor's aligned offset), each call's inputs copied in and its workspace zeroed
+# just before it. Its argument: a JSON file naming the library, the symbol, the pointers, the
+# scalars after them, the workspace's size, each rep's arrays (an .npz each) and the calls to time.
+DIRECT_CALLER = """
+import ctypes, json, mmap, sys, time
+import numpy as np
+from hb.execution.supervisor import _aligned
+spec = json.load(open(sys.argv[1]))
+kinds = {"int64": ctypes.c_int64, "double": ctypes.c_double, "float": ctypes.c_float}
+pointers, trailing, workspace_bytes = spec["pointers"], spec["trailing"], spec["workspace_bytes"]
+kernel = getattr(ctypes.CDLL(spec["library"]), spec["symbol"])
+kernel.argtypes = ([ctypes.c_void_p] * len(pointers) + [kinds[t["kind"]] for t in trailing]
+                   + [ctypes.c_void_p, ctypes.c_int64])
+kernel.restype = None
+reps = [dict(np.load(path)) for path in spec["reps"]]
+offsets, cursor = [], 0
+for name in pointers:
+    offsets.append(cursor)
+    cursor = _aligned(cursor + max(reps[0][name].nbytes, 1))
+size = cursor + max(workspace_bytes, 1)
+huge = 2 << 20
+region = mmap.mmap(-1, size + huge, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+raw = np.frombuffer(region, dtype=np.uint8)
+skip = -raw.ctypes.data % huge
+region.madvise(mmap.MADV_HUGEPAGE, skip, size)
+base = raw.ctypes.data + skip
+buffers = {
+    name: raw[skip + offset:skip + offset + reps[0][name].nbytes]
+    .view(reps[0][name].dtype).reshape(reps[0][name].shape)
+    for name, offset in zip(pointers, offsets)
+}
+workspace = raw[skip + cursor:skip + size]
+arguments = [base + offset for offset in offsets] + [t["value"] for t in trailing]
+arguments += [base + cursor, workspace_bytes]
+times = []
+for call in range(spec["calls"] + 1):  # the first, untimed, is the warm-up a grade has too
+    for name in pointers:
+        np.copyto(buffers[name], reps[call % len(reps)][name])
+    workspace[:] = 0
+    start = time.perf_counter_ns()
+    kernel(*arguments)
+    if call:
+        times.append(time.perf_counter_ns() - start)
+print(json.dumps(times))
+"""
+
+
+def direct_as_handed(handed: dict[str, Any], calls: int, scratch: Path) -> list[int]:
+    """The times of `calls` direct calls of what the judge handed its runner (DIRECT_CALLER), each
+    on the next rep's inputs in turn; `scratch` holds the reps' arrays for the caller."""
+    reps: list[runner.RepInput] = list(handed["reps"])
+    paths = []
+    for index, rep in enumerate(reps):
+        paths.append(str(scratch / f"rep_{index}.npz"))
+        np.savez(paths[-1], **rep.arrays)  # type: ignore[arg-type]
+    spec = scratch / "direct.json"
+    spec.write_text(json.dumps({
+        "library": str(handed["library"]), "symbol": handed["symbol"],
+        "pointers": list(handed["pointers"]), "trailing": reps[0].trailing,
+        "workspace_bytes": int(handed["workspace_bytes"]), "reps": paths, "calls": calls,
+    }))  # fmt: skip
+    setup = runner.box_setup(scratch, sandbox.Limits())
+    openmp = {key: value for key, value in setup.env if key.startswith("OMP_")}
+    done = subprocess.run(
+        [sys.executable, "-c", DIRECT_CALLER, str(spec)], env={**os.environ, **openmp},
+        capture_output=True, text=True, check=True, timeout=600,
+    )  # fmt: skip
+    return [int(ns) for ns in json.loads(done.stdout)]
+
+
+def _graded(client: TestClient, name: str, source: str, preset: str,
+            library: Path) -> tuple[list[int], dict[str, Any]]:  # fmt: skip
+    """One /score grade's credited reps, and what the judge handed its runner for the
+    submission's run (not the baseline's)."""
+    with handed_to_the_runner() as seen:
+        answer = client.post(
+            "/score", json={"kernel": name, "source": source, "preset": preset}
+        ).json()
+    assert answer.get("correct"), answer
+    handed = next(h for h in seen if Path(h["library"]) == library)
+    return [int(ns) for ns in answer["timing"]["reps_ns"]], handed
+
+
+def catalog_rows(client: TestClient, config: Config, names: tuple[str, ...], preset: str,
+                 rounds: int, reps: int) -> list[tuple[str, list[int], list[int]]]:  # fmt: skip
+    """Per kernel of `names`: the judge's credited reps through /score and as many direct calls
+    of what it handed its runner, in rounds that alternate which side goes first."""
+    rows = []
+    for name in names:
+        source = kernels.solution_source(name)
+        built = build.build(source, "c", [], config.build_cache_dir, sandbox.Limits())
+        assert built.library is not None, built.reason
+        # A first grade hands over the arrays (and times the baseline once); its reps are unused.
+        _, handed = _graded(client, name, source, preset, built.library)
+        judged: list[int] = []
+        direct: list[int] = []
+        for round_ in range(rounds):
+            for side in ("direct", "judge") if round_ % 2 == 0 else ("judge", "direct"):
+                if side == "judge":
+                    timed, handed = _graded(client, name, source, preset, built.library)
+                    judged += timed
+                else:
+                    box_pool.settle(60)  # the grade's box discarded, the next one started
+                    direct += direct_as_handed(handed, reps, config.data_dir)
+        rows.append((name, judged, direct))
+    return rows
 
 
 # A runner that answers the supervisor's protocol as the judge's does (its loop in C where the
@@ -240,6 +383,13 @@ def main(full: bool) -> int:
                     assert answer.get("correct"), answer
                     judged += [int(ns) for ns in answer["timing"]["reps_ns"]]
                     trips.append(int(answer["timing"]["round_trip_ns"]))
+    # The catalog's kernels run for milliseconds at M: fewer reps a grade, in a judge of their own.
+    catalog_reps = 20 if full else reps
+    with tempfile.TemporaryDirectory(prefix="hb-bench-") as scratch:
+        config = bench_config(Path(scratch), catalog_reps)
+        with TestClient(create_app(config)) as client:
+            names = CATALOG_KERNELS if full else CATALOG_KERNELS[:1]
+            catalog = catalog_rows(client, config, names, preset, rounds, catalog_reps)
     difference_us = (min(judged) - min(direct)) / 1e3
     load = " ".join(f"{v:.2f}" for v in os.getloadavg())
     print(
@@ -265,6 +415,27 @@ def main(full: bool) -> int:
           f"{statistics.median(staged) / 1e3:>10.1f}")  # fmt: skip
     print(f"{'judge - direct staged (us)':<34}{(min(judged) - min(staged)) / 1e3:>10.1f}"
           f"{(statistics.median(judged) - statistics.median(staged)) / 1e3:>10.1f}")  # fmt: skip
+    print(f"more of the catalog's OpenMP solutions at preset {preset}, {rounds} rounds of "
+          f"{catalog_reps} "
+          f"reps each side: the judge against the same call made directly on what it handed its "
+          f"runner")  # fmt: skip
+    print(f"{'figure':<34}{'fastest':>10}{'median':>10}{'target':>10}  status")
+    catalog_within = True
+    for name, judged_here, direct_here in catalog:
+        fastest = (min(judged_here) - min(direct_here)) / 1e3
+        median = (statistics.median(judged_here) - statistics.median(direct_here)) / 1e3
+        catalog_within &= abs(fastest) <= TARGET_DIFFERENCE_US
+        print(f"{name + ' judge credited (us)':<34}{min(judged_here) / 1e3:>10.1f}"
+              f"{statistics.median(judged_here) / 1e3:>10.1f}")  # fmt: skip
+        print(f"{name + ' direct call (us)':<34}{min(direct_here) / 1e3:>10.1f}"
+              f"{statistics.median(direct_here) / 1e3:>10.1f}")  # fmt: skip
+        print(
+            f"{name + ' judge - direct (us)':<34}{fastest:>10.1f}{median:>10.1f}"
+            f"{TARGET_DIFFERENCE_US:>10.1f}  "
+            f"{'ok' if abs(fastest) <= TARGET_DIFFERENCE_US else 'over target'}"
+            f" ({100 * fastest * 1e3 / min(direct_here):+.1f}% of the direct call)"
+        )
+    within = within and catalog_within
     with tempfile.TemporaryDirectory(prefix="hb-bench-") as scratch:
         config = bench_config(Path(scratch), reps)
         built = build.build(source, "c", [], config.build_cache_dir, sandbox.Limits())
