@@ -165,16 +165,18 @@ def _box_processes() -> list[int]:
 
 
 def grade(
-    judge: tuple[TestClient, Path], mode: str, attack: str, route: str = "score"
-) -> dict[str, Any]:
-    """Grade the attack on one node or on ranks and check the judge around it: /health, no box
-    process left, nothing it kept changed (files it adds, such as a new build, are its own)."""
+    judge: tuple[TestClient, Path], mode: str, attack: str, route: str = "score",
+    source: str | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Grade the attack (or a whole `source`) on one node or on ranks and check the judge around
+    it: /health, no box process left, nothing it kept changed (files it adds, such as a new
+    build, are its own)."""
     client, data_dir = judge
     before = _state(data_dir)
     template = SINGLE if mode == "single" else MPI
     body: dict[str, Any] = {
         "kernel": "scaled_add",
-        "source": template.format(prelude=PRELUDE, attack=attack),
+        "source": source or template.format(prelude=PRELUDE, attack=attack),
     }
     if mode == "mpi":
         body["requests"] = DISTRIBUTE
@@ -749,6 +751,27 @@ def test_a_forged_done_on_every_descriptor_fails_cleanly(judge) -> None:
         assert body["native_ns"] >= 5_000_000
     else:
         assert body["reason"]
+
+
+def test_a_kernel_that_protects_its_arguments_is_named_and_ended_at_once(judge) -> None:
+    # The kernel does its work, then makes its output's first page read-only: the next rep's
+    # staging is refused. The grade names that (not the kill that ends the runner), and the
+    # runner is ended at once rather than left to its limits.
+    source = (
+        PRELUDE
+        + """
+    #include <sys/mman.h>
+    void scaled_add_fp64(const double *restrict x, double *restrict y, int64_t N, double alpha,
+                         void *workspace, int64_t workspace_bytes) {
+        (void)workspace; (void)workspace_bytes;
+        for (int64_t i = 0; i < N; ++i) y[i] += alpha * x[i];
+        mprotect((void *)((uintptr_t)y & ~(uintptr_t)4095), 4096, PROT_READ);
+    }
+    """
+    )
+    body = grade(judge, "single", "", source=source)
+    assert body["correct"] is False
+    assert "could not be written into the box or read back" in body["reason"], body["reason"]
 
 
 @pytest.mark.parametrize("mode", MODES)

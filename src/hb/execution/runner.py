@@ -280,7 +280,8 @@ def _failure_reason(report: dict[str, Any], oom: bool, log: str) -> str:
     if failure == "timeout":
         return "the run exceeded the wall-clock limit and was killed"
     result = sandbox.SandboxResult(int(code or 0), False, 0.0, "", log, ["bwrap"])
-    ended = result.failure("the run")
+    # A runner the supervisor stopped after a failure ended by its kill, which says nothing.
+    ended = None if report.get("stopped") else result.failure("the run")
     if code == 3:
         return (
             log.strip().splitlines()[-1].removeprefix("hb box: ")
@@ -293,6 +294,11 @@ def _failure_reason(report: dict[str, Any], oom: bool, log: str) -> str:
         return "the run ended during the kernel call (did the kernel call exit()?)"
     if failure == "freeze":
         return "the box could not be frozen to read its outputs"
+    if failure.startswith("staging: "):
+        return (
+            f"the kernel's arguments could not be written into the box or read back "
+            f"({failure.removeprefix('staging: ')}): did the kernel unmap or protect them?"
+        )
     if failure.startswith("supervisor: "):
         return f"the run could not be staged: {failure.removeprefix('supervisor: ')}"
     return f"the run failed: {failure or 'no result'}"

@@ -390,7 +390,15 @@ class _Session:
 
     def finish(self, report: dict[str, Any], ended: bool) -> None:
         self.beside.away()
-        if ended and self.kill_at_end:
+        failure = report.get("failure")
+        if failure is not None and failure not in ("ended", "timeout"):
+            # A run that failed while its runner still lives (a staging refused, a broken
+            # protocol, a box that would not freeze): nothing of it is wanted, so the runner is
+            # ended now rather than waited for, and the grade names the failure, not the kill.
+            with contextlib.suppress(OSError):
+                self.process.kill()
+            report["stopped"] = True
+        elif ended and self.kill_at_end:
             # A box discarded after its job: its runner is ended, not asked to end (a probe's,
             # which writes its files as the runner exits, is asked).
             self.process.kill()
