@@ -27,6 +27,7 @@ from hb import (
     sparse,
     web,
 )
+from hb.body_guard import BodyGuard
 from hb.config import Config, hidden_seed, judge_id, machine_name, prepare_data_dir
 from hb.distributed.grade import (
     lower_plan,
@@ -673,6 +674,8 @@ def create_app(config: Config) -> FastAPI:
         lifespan=_lifespan,
     )
     app.state.handler = handler
+    # Every body bounded and its strings checked before a route parses it (hb.body_guard).
+    app.add_middleware(BodyGuard)
 
     @app.exception_handler(RequestValidationError)
     async def _malformed(_: Request, error: RequestValidationError) -> JSONResponse:

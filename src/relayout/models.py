@@ -392,11 +392,28 @@ class Startup(_Model):
 RECORDED_VERSION = 1
 
 
+# The most operations a request may have: counted before any operation is validated, so that a
+# longer list costs no more than its parse.
+MAX_OPERATIONS = 128
+
+
 class Requests(_Model):
     """A request: startup settings and operations that run top to bottom over the kernel's arrays."""
 
     startup: Startup = Field(default_factory=Startup)
     operations: list[Operation] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded(cls, data: Any) -> Any:
+        operations = data.get("operations") if isinstance(data, dict) else None
+        if isinstance(operations, list) and len(operations) > MAX_OPERATIONS:
+            raise RequestError(
+                f"a request has at most {MAX_OPERATIONS} operations, this one has "
+                f"{len(operations)}",
+                entry="operations",
+            )
+        return data
 
     @classmethod
     def validate(cls, obj: Any) -> Requests:
@@ -547,6 +564,9 @@ def _entry_of(location: tuple[Any, ...], obj: Any) -> tuple[str, tuple[Any, ...]
 def _request_error(error: ValidationError, obj: Any) -> RequestError:
     details = error.errors(include_url=False)
     first = details[0]
+    cause = (first.get("ctx") or {}).get("error")
+    if isinstance(cause, RequestError) and len(details) == 1:
+        return cause  # a validator's own refusal, in its own words and entry
     location = tuple(first.get("loc", ()))
     entry, rest = _entry_of(location, obj)
     kind = first.get("type", "")

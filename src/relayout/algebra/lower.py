@@ -27,7 +27,6 @@ from relayout.algebra.digits import (
 from relayout.algebra.grid import distribute, place, replicate
 from relayout.algebra.regroup import unzip, zip_arrays
 from relayout.algebra.state import (
-    MAX_OPERATIONS,
     SUBSTITUTION_BUDGET,
     CellMap,
     Element,
@@ -99,12 +98,6 @@ def run_program(
     """
     specs = parse_arrays(arrays)
     env = check_sizes(sizes)
-    if len(requests.operations) > MAX_OPERATIONS:
-        raise RequestError(
-            f"a request has at most {MAX_OPERATIONS} operations, this one has "
-            f"{len(requests.operations)}",
-            entry="operations",
-        )
     with E.substitution_budget(SUBSTITUTION_BUDGET):
         return _run_program(requests, specs, env, grid, ranks)
 

@@ -17,6 +17,7 @@ from relayout import expr as E
 from relayout.arrays import ArraySpec
 from relayout.errors import RequestError
 from relayout.expr import Const, Expr, Sym
+from relayout.models import MAX_OPERATIONS  # noqa: F401  (the bound, said where it is checked)
 from relayout.types import ELEMENT_TYPES
 
 # Above this many cells a shuffle's f / f_inv pair is not enumerated (the check is skipped).
@@ -26,10 +27,9 @@ BIJECTION_CHECK_LIMIT = 2**20
 # whatever its expressions and however many shuffles it has.
 BIJECTION_WORK_LIMIT = 2**25
 ROOT_STEPS = 8
-# The most operations a request may have, and the nodes all its substitutions (each operation's
-# change of variables) may visit in all: with the bounds of each expression, these bound the time
-# and memory one request's check takes.
-MAX_OPERATIONS = 128
+# The nodes all of a request's substitutions (each operation's change of variables) may visit in
+# all: with the bounds of each expression and the most operations a request may have
+# (relayout.models.MAX_OPERATIONS), this bounds the time and memory one request's check takes.
 SUBSTITUTION_BUDGET = 2**18
 ZERO = Const(0)
 RESERVED_SYMBOL = re.compile(r"^(P\d*|d\d+)$")
