@@ -753,6 +753,16 @@ def test_a_forged_done_on_every_descriptor_fails_cleanly(judge) -> None:
         assert body["reason"]
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_kernel_that_exits_is_named(judge, mode: str) -> None:
+    # exit() ends the runner (every rank) with status 0, as if it had finished: the grade says
+    # the kernel call never returned.
+    body = grade(judge, mode, "static int attack(void) { exit(0); }")
+    assert body["correct"] is False
+    run = "the run" if mode == "single" else "the MPI run"
+    assert body["reason"].startswith(f"{run} ended during the kernel call"), body["reason"]
+
+
 def test_a_kernel_that_protects_its_arguments_is_named_and_ended_at_once(judge) -> None:
     # The kernel does its work, then makes its output's first page read-only: the next rep's
     # staging is refused. The grade names that (not the kill that ends the runner), and the

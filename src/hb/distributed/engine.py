@@ -295,7 +295,7 @@ def _supervised_run(
     spec: RunSpec, private: Path, ended: subprocess.CompletedProcess[bytes], argv: list[str],
     wall_s: float, box: sandbox.Box,
 ) -> DistributedRun:  # fmt: skip
-    from hb.execution import supervisor
+    from hb.execution import runner, supervisor
 
     stdout = _text(private / "box.stdout")
     stderr = _text(private / "box.stderr")
@@ -316,8 +316,10 @@ def _supervised_run(
                 f"the MPI run exceeded its wall-clock limit after {wall_s:.1f} s and was killed"
             )
         else:
-            ended_as = launch.failure() if code != 0 else None
-            reason = ended_as or f"the MPI run failed: {failure or 'no result'}"
+            # A launcher the supervisor stopped after a failure ended by its kill, which says
+            # nothing.
+            ended_as = launch.failure() if code != 0 and not report.get("stopped") else None
+            reason = ended_as or runner.supervised_failure(str(failure or ""), "the MPI run")
         return DistributedRun(launch, failure=reason)
     reps = report["reps"]
     outputs = []

@@ -288,10 +288,13 @@ def _failure_reason(report: dict[str, Any], oom: bool, log: str) -> str:
             if log.strip()
             else "the library could not be loaded"
         )
-    if ended is not None:
-        return ended
+    return ended or supervised_failure(failure, "the run")
+
+
+def supervised_failure(failure: str, run: str) -> str:
+    """The supervisor's word for why `run` ("the run", "the MPI run") failed, in a sentence."""
     if failure == "ended":
-        return "the run ended during the kernel call (did the kernel call exit()?)"
+        return f"{run} ended during the kernel call (did the kernel call exit()?)"
     if failure == "freeze":
         return "the box could not be frozen to read its outputs"
     if failure.startswith("staging: "):
@@ -300,8 +303,8 @@ def _failure_reason(report: dict[str, Any], oom: bool, log: str) -> str:
             f"({failure.removeprefix('staging: ')}): did the kernel unmap or protect them?"
         )
     if failure.startswith("supervisor: "):
-        return f"the run could not be staged: {failure.removeprefix('supervisor: ')}"
-    return f"the run failed: {failure or 'no result'}"
+        return f"{run} could not be staged: {failure.removeprefix('supervisor: ')}"
+    return f"{run} failed: {failure or 'no result'}"
 
 
 def _tail(path: Path, limit: int = 4000) -> str:
