@@ -20,9 +20,10 @@ from hypothesis import strategies as st
 
 from relayout import Requests
 from relayout import expr as E
-from relayout.algebra.state import BIJECTION_CHECK_LIMIT, MAX_OPERATIONS
+from relayout.algebra.state import BIJECTION_CHECK_LIMIT
 from relayout.check import check_requests
 from relayout.errors import RequestError
+from relayout.models import MAX_OPERATIONS
 from tests.relayout.test_convert_build import run_sanitizer_clean
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1

@@ -17,7 +17,6 @@ from relayout import expr as E
 from relayout.arrays import ArraySpec
 from relayout.errors import RequestError
 from relayout.expr import Const, Expr, Sym
-from relayout.models import MAX_OPERATIONS  # noqa: F401  (the bound, said where it is checked)
 from relayout.types import ELEMENT_TYPES
 
 # Above this many cells a shuffle's f / f_inv pair is not enumerated (the check is skipped).
