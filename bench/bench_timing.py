@@ -160,9 +160,10 @@ print(json.dumps(times))
 """
 
 
-def direct_as_handed(handed: dict[str, Any], calls: int, scratch: Path) -> list[int]:
-    """The times of `calls` direct calls of what the judge handed its runner (DIRECT_CALLER), each
-    on the next rep's inputs in turn; `scratch` holds the reps' arrays for the caller."""
+def direct_spec(handed: dict[str, Any], calls: int, scratch: Path) -> Path:
+    """DIRECT_CALLER's argument for `calls` calls of what the judge handed its runner, each on the
+    next rep's inputs in turn, written once per kernel into `scratch` (every grade of a kernel
+    hands over the same library and inputs)."""
     reps: list[runner.RepInput] = list(handed["reps"])
     paths = []
     for index, rep in enumerate(reps):
@@ -174,7 +175,13 @@ def direct_as_handed(handed: dict[str, Any], calls: int, scratch: Path) -> list[
         "pointers": list(handed["pointers"]), "trailing": reps[0].trailing,
         "workspace_bytes": int(handed["workspace_bytes"]), "reps": paths, "calls": calls,
     }))  # fmt: skip
-    setup = runner.box_setup(scratch, sandbox.Limits())
+    return spec
+
+
+def direct_calls(spec: Path) -> list[int]:
+    """The times of the direct calls `spec` asks for, from DIRECT_CALLER under the OpenMP
+    settings the judge gives its box."""
+    setup = runner.box_setup(spec.parent, sandbox.Limits())
     openmp = {key: value for key, value in setup.env if key.startswith("OMP_")}
     done = subprocess.run(
         [sys.executable, "-c", DIRECT_CALLER, str(spec)], env={**os.environ, **openmp},
@@ -207,16 +214,18 @@ def catalog_rows(client: TestClient, config: Config, names: tuple[str, ...], pre
         assert built.library is not None, built.reason
         # A first grade hands over the arrays (and times the baseline once); its reps are unused.
         _, handed = _graded(client, name, source, preset, built.library)
+        scratch = config.data_dir / f"direct-{name}"
+        scratch.mkdir()
+        spec = direct_spec(handed, reps, scratch)
         judged: list[int] = []
         direct: list[int] = []
         for round_ in range(rounds):
             for side in ("direct", "judge") if round_ % 2 == 0 else ("judge", "direct"):
                 if side == "judge":
-                    timed, handed = _graded(client, name, source, preset, built.library)
-                    judged += timed
+                    judged += _graded(client, name, source, preset, built.library)[0]
                 else:
                     box_pool.settle(60)  # the grade's box discarded, the next one started
-                    direct += direct_as_handed(handed, reps, config.data_dir)
+                    direct += direct_calls(spec)
         rows.append((name, judged, direct))
     return rows
 
