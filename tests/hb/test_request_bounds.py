@@ -16,6 +16,8 @@ from hb import kernels
 from hb.body_guard import MAX_BODY_BYTES
 
 SCALED_ADD = kernels.solution_source("scaled_add")
+# The CPU this process (the service, in the test client) may spend on a refusal: measured as CPU
+# time, not wall time, so that another process's work on a loaded machine is not counted.
 QUICK_S = 0.5
 
 
@@ -29,15 +31,15 @@ def _shuffle(f: str, f_inv: str = "i0") -> dict[str, Any]:
 
 def _quick_400s(client: TestClient, requests: dict[str, Any]) -> list[str]:
     """The details of the 400s that /requests/check and /score answer `requests` with, each
-    within QUICK_S."""
+    within QUICK_S of CPU."""
     details = []
     for route, body in [
         ("/requests/check", {"kernel": "scaled_add", "requests": requests}),
         ("/score", {"kernel": "scaled_add", "source": SCALED_ADD, "requests": requests}),
     ]:
-        start = time.perf_counter()
+        start = time.process_time()
         answer = client.post(route, json=body)
-        assert time.perf_counter() - start < QUICK_S, route
+        assert time.process_time() - start < QUICK_S, route
         assert answer.status_code == 400, (route, answer.text)
         details.append(answer.json()["detail"])
     return details
