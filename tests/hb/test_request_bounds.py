@@ -17,8 +17,11 @@ from hb.body_guard import MAX_BODY_BYTES
 
 SCALED_ADD = kernels.solution_source("scaled_add")
 # The CPU this process (the service, in the test client) may spend on a refusal: measured as CPU
-# time, not wall time, so that another process's work on a loaded machine is not counted.
+# time, not wall time, so that another process's work on a loaded machine is not counted, and as
+# the least of TRIES tries, since the process's CPU also counts the threads that earlier tests'
+# judges leave at work in it (a refusal that costs seconds costs them every time).
 QUICK_S = 0.5
+TRIES = 3
 
 
 def _shuffle(f: str, f_inv: str = "i0") -> dict[str, Any]:
@@ -37,10 +40,13 @@ def _quick_400s(client: TestClient, requests: dict[str, Any]) -> list[str]:
         ("/requests/check", {"kernel": "scaled_add", "requests": requests}),
         ("/score", {"kernel": "scaled_add", "source": SCALED_ADD, "requests": requests}),
     ]:
-        start = time.process_time()
-        answer = client.post(route, json=body)
-        assert time.process_time() - start < QUICK_S, route
-        assert answer.status_code == 400, (route, answer.text)
+        spent = []
+        for _ in range(TRIES):
+            start = time.process_time()
+            answer = client.post(route, json=body)
+            spent.append(time.process_time() - start)
+            assert answer.status_code == 400, (route, answer.text)
+        assert min(spent) < QUICK_S, (route, spent)
         details.append(answer.json()["detail"])
     return details
 
