@@ -754,6 +754,37 @@ def test_a_forged_done_on_every_descriptor_fails_cleanly(judge) -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_a_kernel_that_answers_for_its_runner_fails_cleanly(judge, mode: str) -> None:
+    # After 2 ms of its own, the kernel answers "d" itself on every pipe it may write, then does
+    # its work; its runner answers again after it. Whichever answer the exchange does not take
+    # is refused where it waits when the next exchange starts, so no call ends on an answer sent
+    # before its command (before that refusal, such answers were taken for the next call's,
+    # which was then read back before it had run). A grade that is correct all the same was
+    # timed honestly: at least the 2 ms each call spends.
+    attack = """static int attack(void) {
+        struct timespec t0, t; clock_gettime(CLOCK_MONOTONIC, &t0);
+        do { clock_gettime(CLOCK_MONOTONIC, &t); }
+        while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 2000000L);
+        for (int fd = 3; fd < 64; ++fd) {
+            struct stat st;
+            if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)
+                && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_WRONLY)
+                (void)!write(fd, "d", 1);
+        }
+        return 0;
+    }"""
+    for _ in range(3):
+        body = grade(judge, mode, attack)
+        if body["correct"]:
+            assert body["native_ns"] >= 2_000_000, body
+            continue
+        assert any(
+            words in body["reason"]
+            for words in ("an answer came before the call", "(on the inputs of")
+        ), body["reason"]
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_a_kernel_that_exits_is_named(judge, mode: str) -> None:
     # exit() ends the runner (every rank) with status 0, as if it had finished: the grade says
     # the kernel call never returned.

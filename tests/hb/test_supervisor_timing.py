@@ -1,6 +1,6 @@
 """The supervisor's clock (hb.execution.exchange, hb.execution.supervisor): the exchange timed in C
 answers a round trip's nanoseconds and names each way a box can break it (a wrong answer, an
-ended runner, silence, a freezer it cannot thaw); and the pings that calibrate the round trip
+answer nobody asked for, an ended runner, silence, a freezer it cannot thaw); and the pings that calibrate the round trip
 each follow a staging of as many bytes as a rep stages, up to the largest cache. The exchange
 asks for the freeze itself as soon as the last answer is in, and returns only once the box is
 frozen."""
@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 
@@ -83,6 +84,54 @@ def test_a_round_trip_is_timed_in_nanoseconds_for_every_caller(runner) -> None:
         # Every caller answered once: nothing is left on the done pipe.
         again, _ = exchanged(b"p", 5_000_000_000)
         assert again > 0
+
+
+def test_an_answer_nobody_asked_for_fails_the_next_exchange(runner) -> None:
+    # Two answers to one command: the second, waiting when the next exchange starts, would end
+    # that exchange at once, before its command was even read.
+    box = runner("dd")
+    exchanged = exchange.Exchange(None, box.go, box.done_read)
+    assert exchanged(b"p", 5_000_000_000)[0] > 0
+    time.sleep(0.2)
+    assert exchanged(b"g", 5_000_000_000) == (exchange.UNASKED, b"d")
+
+
+def test_the_channel_refuses_what_was_not_asked_and_names_an_ended_box() -> None:
+    done_read, done = os.pipe()
+    go_read, go = os.pipe()
+
+    def answer(line: bytes) -> None:
+        # The runner's side: one command read, its answer written.
+        assert os.read(go_read, 1)
+        os.write(done, line)
+
+    try:
+        channel = supervisor._Channel([go], done_read, None, time.monotonic() + 5)
+        answering = threading.Thread(target=answer, args=(b"r12 345\n",))
+        answering.start()
+        channel.ask(b"a", b"r")
+        answering.join()
+        assert channel.line() == b"12 345"
+        # An answer sent in the same write as a line (left over once the line is read), and one
+        # sent on its own between two commands: neither was asked for.
+        answering = threading.Thread(target=answer, args=(b"r1 2\nd",))
+        answering.start()
+        channel.ask(b"a", b"r")
+        answering.join()
+        assert channel.line() == b"1 2"
+        with pytest.raises(supervisor.RunFailure, match="an answer came before the call"):
+            channel.ask(b"g", b"d")
+        os.write(done, b"d")
+        with pytest.raises(supervisor.RunFailure, match="an answer came before the call"):
+            channel.ask(b"g", b"d")
+        os.close(done)
+        done = -1
+        with pytest.raises(supervisor.RunFailure, match="ended"):
+            channel.ask(b"g", b"d")
+    finally:
+        for fd in (done_read, done, go_read, go):
+            if fd >= 0:
+                os.close(fd)
 
 
 def _freezer(tmp_path, events: str) -> tuple[int, int]:

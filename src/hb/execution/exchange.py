@@ -9,6 +9,9 @@ than on warm caches, and that much more than the calibrating pings could see (do
 The freeze is asked for by the code that read the last answer, not after the return to Python: a
 kernel that answers early and leaves work to a running thread of its own gains only what that
 thread does before the freezer's interrupt reaches it (docs/hb.md, "Timing" and "Threat model").
+An answer already waiting when an exchange starts, with the box frozen, is one nobody asked for (a
+thread of the box that answered for its runner, or twice): it fails the exchange, so that no
+exchange can end on an answer sent before its command.
 The library is compiled once per supervisor process (hb.execution.native). Where it cannot be
 built (no C compiler), `available()` says so and the supervisor keeps its Python exchange, which
 times the same steps a little later.
@@ -29,7 +32,7 @@ _BODY = r"""
 #include <unistd.h>
 
 enum { HB_THAW = -1, HB_WRITE = -2, HB_TIMEOUT = -3, HB_ENDED = -4, HB_PROTOCOL = -5,
-       HB_FREEZE = -6 };
+       HB_FREEZE = -6, HB_UNASKED = -7 };
 
 /* Wait until the box's cgroup.events (`events`) says every task is frozen: for 10 ms checking
    between yields of the core (a task of the box may be waiting for it to reach its freezing
@@ -57,9 +60,12 @@ static int hb_settle(int events, int64_t start, int64_t timeout_ns) {
 /* The nanoseconds from before the thaw (freeze_fd < 0: no freezer) to the last of `count`
    answers "d" on `done`, after `command` on each of the `count` go pipes, with the box frozen on
    return; or a negative HB_ code, with the answer that broke the protocol in *got. `timeout_ns`
-   bounds the wait from the start. */
+   bounds the wait from the start. Anything waiting on `done` before the command is an answer
+   nobody asked for (HB_UNASKED). */
 int64_t hb_exchange(int freeze_fd, int events, const int *go, int count, int done, char command,
                     int64_t timeout_ns, char *got) {
+    struct pollfd waiting = {.fd = done, .events = POLLIN};
+    if (poll(&waiting, 1, 0) > 0) return read(done, got, 1) == 1 ? HB_UNASKED : HB_ENDED;
     int64_t start = hb_now();
     if (freeze_fd >= 0 && pwrite(freeze_fd, "0", 1, 0) != 1) return HB_THAW;
     for (int i = 0; i < count; ++i)
@@ -67,7 +73,6 @@ int64_t hb_exchange(int freeze_fd, int events, const int *go, int count, int don
     for (int answered = 0; answered < count;) {
         int64_t left = timeout_ns - (hb_now() - start);
         if (left <= 0) return HB_TIMEOUT;
-        struct pollfd waiting = {.fd = done, .events = POLLIN};
         int ready = poll(&waiting, 1, (int)((left + 999999) / 1000000));
         if (ready < 0 && errno == EINTR) continue;
         if (ready <= 0) return HB_TIMEOUT;
@@ -92,7 +97,7 @@ int64_t hb_exchange(int freeze_fd, int events, const int *go, int count, int don
 # The helper's source: the shared clock, then the body.
 SOURCE = native.CLOCK + _BODY
 
-THAW, WRITE, TIMEOUT, ENDED, PROTOCOL, FREEZE = -1, -2, -3, -4, -5, -6
+THAW, WRITE, TIMEOUT, ENDED, PROTOCOL, FREEZE, UNASKED = -1, -2, -3, -4, -5, -6, -7
 
 
 @functools.cache
@@ -129,8 +134,8 @@ class Exchange:
         self._got = ctypes.create_string_buffer(1)
 
     def __call__(self, command: bytes, timeout_ns: int) -> tuple[int, bytes]:
-        """(nanoseconds, or a negative code; the answer byte behind a PROTOCOL code); the box
-        is left frozen."""
+        """(nanoseconds, or a negative code; the answer byte behind a PROTOCOL or UNASKED
+        code); the box is left frozen."""
         elapsed = self._call(
             self._freeze, self._events, self._go, self._count, self._done, command, timeout_ns,
             self._got,

@@ -73,6 +73,10 @@ class RunFailure(Exception):
     """The box failed the rep: it crashed, stopped answering, or broke the protocol."""
 
 
+# A box that answered before it was asked (a thread of it that answered twice).
+UNASKED = "protocol: an answer came before the call (the box answered twice or unasked)"
+
+
 def _aligned(offset: int) -> int:
     return (offset + ALIGN - 1) // ALIGN * ALIGN
 
@@ -80,24 +84,42 @@ def _aligned(offset: int) -> int:
 @dataclass
 class _Channel:
     """The pipes to the box: one "go" pipe per process that calls the kernel (one, or one per
-    rank), one "done" pipe they all answer on."""
+    rank), one "done" pipe they all answer on, read here a byte at a time."""
 
     go: list[int]
     done: int
     process: Any
     deadline: float
+    # What is left of the last read from the done pipe.
+    pending: bytes = b""
 
     def ask(self, message: bytes, answer: bytes) -> None:
+        self.unasked()
         for fd in self.go:
             os.write(fd, message)
         self.expect(answer, len(self.go))
+
+    def unasked(self) -> None:
+        """Fail on anything the box sent before it was asked."""
+        if self.pending or _readable(self.done, 0):
+            got = self.byte()
+            raise RunFailure("ended" if got == b"" else UNASKED)
+
+    def byte(self) -> bytes:
+        """The next byte the box sent (b"" at the end of its input), within the deadline."""
+        if not self.pending:
+            self.expect_any()
+            self.pending = os.read(self.done, 4096)
+            if not self.pending:
+                return b""
+        got, self.pending = self.pending[:1], self.pending[1:]
+        return got
 
     def line(self) -> bytes:
         """The rest of an answer's line (after its first byte), within the deadline."""
         parts: list[bytes] = []
         while len(parts) < 256:
-            self.expect_any()
-            byte = os.read(self.done, 1)
+            byte = self.byte()
             if byte in (b"", b"\n"):
                 return b"".join(parts)
             parts.append(byte)
@@ -110,12 +132,7 @@ class _Channel:
 
     def expect(self, answer: bytes, count: int = 1) -> None:
         for _ in range(count):
-            remaining = self.deadline - time.monotonic()
-            if remaining <= 0:
-                raise RunFailure("timeout")
-            if not _readable(self.done, remaining):
-                raise RunFailure("timeout")
-            got = os.read(self.done, 1)
+            got = self.byte()
             if got != answer:
                 raise RunFailure("ended" if got == b"" else f"protocol: {got!r}")
 
@@ -355,6 +372,7 @@ class _Session:
         thaw to the last answer, timed in C where it could be built, the freeze asked for at
         once after. The box is left frozen."""
         if self.exchange is None:
+            self.channel.unasked()
             start = time.perf_counter_ns()
             self.stop(False)
             self.channel.ask(command, b"d")
@@ -365,12 +383,14 @@ class _Session:
         remaining = self.channel.deadline - time.monotonic()
         if remaining <= 0:
             raise RunFailure("timeout")
+        if self.channel.pending:
+            raise RunFailure(UNASKED)
         elapsed, got = self.exchange(command, int(remaining * 1e9))
         if elapsed >= 0:
             return elapsed
         raise RunFailure({
             exchange.THAW: "freeze", exchange.FREEZE: "freeze", exchange.WRITE: "ended",
-            exchange.TIMEOUT: "timeout", exchange.ENDED: "ended",
+            exchange.TIMEOUT: "timeout", exchange.ENDED: "ended", exchange.UNASKED: UNASKED,
         }.get(elapsed, f"protocol: {got!r}"))  # fmt: skip
 
     def credit(self, report: dict[str, Any]) -> None:
