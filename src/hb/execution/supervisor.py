@@ -90,30 +90,28 @@ class _Channel:
     done: int
     process: Any
     deadline: float
-    # What is left of the last read from the done pipe.
-    pending: bytes = b""
 
     def ask(self, message: bytes, answer: bytes) -> None:
         self.unasked()
+        self.command(message, answer)
+
+    def command(self, message: bytes, answer: bytes) -> None:
+        """`message` to every caller and its answer from each, once unasked() has been checked."""
         for fd in self.go:
             os.write(fd, message)
         self.expect(answer, len(self.go))
 
     def unasked(self) -> None:
         """Fail on anything the box sent before it was asked."""
-        if self.pending or _readable(self.done, 0):
-            got = self.byte()
+        if _readable(self.done, 0):
+            got = os.read(self.done, 1)
             raise RunFailure("ended" if got == b"" else UNASKED)
 
     def byte(self) -> bytes:
-        """The next byte the box sent (b"" at the end of its input), within the deadline."""
-        if not self.pending:
-            self.expect_any()
-            self.pending = os.read(self.done, 4096)
-            if not self.pending:
-                return b""
-        got, self.pending = self.pending[:1], self.pending[1:]
-        return got
+        """The next byte the box sent (b"" at the end of its input), within the deadline; what
+        follows it stays on the pipe, where unasked() and the timed exchange find it."""
+        self.expect_any()
+        return os.read(self.done, 1)
 
     def line(self) -> bytes:
         """The rest of an answer's line (after its first byte), within the deadline."""
@@ -375,7 +373,7 @@ class _Session:
             self.channel.unasked()
             start = time.perf_counter_ns()
             self.stop(False)
-            self.channel.ask(command, b"d")
+            self.channel.command(command, b"d")
             elapsed = time.perf_counter_ns() - start
             if not self.stop(True):
                 raise RunFailure("freeze")
@@ -383,8 +381,6 @@ class _Session:
         remaining = self.channel.deadline - time.monotonic()
         if remaining <= 0:
             raise RunFailure("timeout")
-        if self.channel.pending:
-            raise RunFailure(UNASKED)
         elapsed, got = self.exchange(command, int(remaining * 1e9))
         if elapsed >= 0:
             return elapsed
