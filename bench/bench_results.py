@@ -2,7 +2,7 @@
 hb report's report.md and plots (target: a leaderboard under a second at 10,000 grades), and in
 headless Chromium the time until the page at / has rendered. `python -m bench.bench_results
 --screenshot DIR` also writes the docs' screenshots (docs/images/results-*.png) from the demo
-grades of tests/hb/results_support.py."""
+grades of tests/hb/results_support.py (and its paired ones, for a grade's timing plot)."""
 
 from __future__ import annotations
 
@@ -40,13 +40,14 @@ def many_grades(engine: object, count: int) -> None:
 
 
 def write_screenshots(directory: Path) -> list[Path]:
+    import pytest
     from fastapi.testclient import TestClient
 
     from hb import results_db
     from hb.service import create_app
     from tests.browser import Browser
     from tests.hb.conftest import make_config
-    from tests.hb.results_support import KERNELS, record_demo, served
+    from tests.hb.results_support import KERNELS, record_demo, record_paired, served
 
     written = []
     with tempfile.TemporaryDirectory(prefix="hb-results-") as folder:
@@ -54,17 +55,19 @@ def write_screenshots(directory: Path) -> list[Path]:
             Path(folder), service={"judge_id": "judge-demo", "tasks": list(KERNELS)},
             requests={"allow": ["load", "cast", "layout"], "precisions": ["fp32"]},
         )  # fmt: skip
-        ids = record_demo(results_db.connect(config.database_url))
+        engine = results_db.connect(config.database_url)
+        ids = record_demo(engine)
         with (
+            pytest.MonkeyPatch.context() as monkeypatch,
             TestClient(create_app(config)) as client,
             served(client.app) as url,  # type: ignore[arg-type]
-            Browser(width=1500, height=560) as page,
+            Browser(width=1400, height=640) as page,
         ):
+            grade = record_paired(engine, monkeypatch, ids)["score"]
             page.navigate(f"{url}/")
             page.wait_for("document.body.dataset.ready === '1'")
             directory.mkdir(parents=True, exist_ok=True)
             written.append(page.screenshot(directory / "results-leaderboard.png"))
-            grade = ids["agent-a:gemm"]
             page.navigate(f"{url}/#grade/{grade}")
             page.wait_for(f"document.querySelector('#grade').dataset.id === '{grade}'")
             written.append(page.screenshot(directory / "results-grade.png"))

@@ -12,6 +12,14 @@ from bench.__main__ import benchmark_names
 # What each benchmark's table must show: its rows and the word for the target column.
 PRINTED = {
     "bench_catalog": ["naive/base", "scaled_add", "ranks", "correct"],
+    "bench_grade_precision": [
+        "self-speedup",
+        "spread",
+        "ci width",
+        "running_sum",
+        "wall per grade",
+        "rows met:",
+    ],
     "bench_judge_path": [
         "cast convert_in / copy bound",
         "permute+cast convert_in",

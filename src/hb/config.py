@@ -48,7 +48,7 @@ class RequestsSection(_Section):
 
 class GradingSection(_Section):
     datatype: str = "fp64"
-    reps: int = Field(5, ge=1)
+    reps: int = Field(8, ge=1)
     warmup: int = Field(1, ge=0)
     preset: str = "S"
     public_seed: int = Field(0, ge=0)
@@ -60,11 +60,23 @@ class GradingSection(_Section):
     allow_agent_build_tokens: bool = False
     # A measured speedup above this is recorded as suspect and credited 0 until verified again.
     speedup_suspect_above: float = Field(1000.0, gt=0)
-    # min_of_k: the fastest timed rep against the fastest baseline. mannwhitney: the submission's
-    # reps against the baseline's, timed in the same grade; only a gain a one-sided Mann-Whitney
-    # U test defends at mannwhitney_p is credited (needs reps >= 4 to ever reach p < 0.1).
-    timing: Literal["min_of_k", "mannwhitney"] = "min_of_k"
+    # paired: the baseline and the submission timed alternately in one grade, rep by rep on the
+    # same inputs, each in a box of its own; the speedup is the Hodges-Lehmann estimate over the
+    # pairs' ratios with its 95% interval (docs/hb.md, "Timing"; at least 6 pairs reach 95%).
+    # min_of_k: the fastest timed rep against the fastest baseline timed in the same grade.
+    # mannwhitney: only a gain a one-sided Mann-Whitney U test defends at mannwhitney_p is
+    # credited (needs reps >= 4 to ever reach p < 0.1).
+    timing: Literal["paired", "min_of_k", "mannwhitney"] = "paired"
     mannwhitney_p: float = Field(0.1, gt=0, lt=1)
+    # The noise gate of paired timing: while the interval is wider than this fraction of the
+    # estimate, rounds of `reps` more pairs (on fresh inputs, in fresh boxes) are timed, up to
+    # max_pairs in all; a grade still wider is recorded noisy and credited its lower bound.
+    max_relative_ci: float = Field(0.10, gt=0)
+    max_pairs: int = Field(24, ge=1)
+    # A pair whose boxes' threads waited for a CPU (or whose host had time stolen) for more than
+    # this fraction of its two timed calls is re-timed: left out of the estimate and replaced by
+    # a pair on fresh inputs, within max_pairs.
+    max_wait: float = Field(0.05, ge=0)
     # Kinds of hb.calls findings that fail a grade; findings otherwise only inform.
     refuse_findings: list[FindingKind] = Field(default_factory=list)
 

@@ -58,9 +58,6 @@ _OPENBLAS = CatalogLibrary(
     summary="OpenBLAS: CBLAS and LAPACK (#include <cblas.h>)",
 )
 
-# The baseline (the catalog's solution.c) is always C, built with these flags.
-C_BASELINE_FLAGS = ("-O2", "-fopenmp", "-std=gnu17", "-fPIC", "-shared")
-
 LANGUAGES: dict[str, Language] = {
     "c": Language(
         name="c",

@@ -1,6 +1,7 @@
 """The leaderboard's metrics over recorded grades (docs/results.md states each formula): per
-experiment and (agent, setup) the correct rate, geometric-mean speedups per track and overall,
-fast_p, the conversion overhead per request kind, and paired tests between two (agent, setup)
+experiment and (agent, setup) the correct rate, geometric-mean speedups per track and overall with
+the geometric means of the tasks' interval bounds beside them, fast_p on the lower bounds, the
+noisy tasks, the conversion overhead per request kind, and paired tests between two (agent, setup)
 groups on the same tasks; every figure with its sample size, or "n too small"."""
 
 from __future__ import annotations
@@ -30,16 +31,28 @@ NO_OPERATION = "(none)"
 
 
 class Estimate(BaseModel):
-    """One figure and the samples it rests on; `value` is None where n < minimum."""
+    """One figure and the samples it rests on; `value` is None where n < minimum. A geometric-mean
+    speedup also has `low` and `high`: the same mean over its tasks' lower and upper bounds."""
 
     value: float | None
     n: int
     minimum: int
+    low: float | None = None
+    high: float | None = None
 
     def shown(self, digits: int = 3) -> str:
         if self.value is None:
             return f"n too small ({self.n} < {self.minimum})"
         return f"{self.value:.{digits}g}"
+
+    def shown_interval(self, digits: int = 3) -> str:
+        """The value with its bounds, `1.02 [0.97, 1.08]`; the value alone where it has none (or
+        they are the value itself: no task had an interval)."""
+        if self.value is None or self.low is None or self.high is None:
+            return self.shown(digits)
+        if self.low == self.value == self.high:
+            return self.shown(digits)
+        return f"{self.value:.{digits}g} [{self.low:.{digits}g}, {self.high:.{digits}g}]"
 
 
 def estimate(values: Sequence[Any], minimum: int, combine: Callable[[Any], float]) -> Estimate:
@@ -53,9 +66,24 @@ def geometric_mean(values: Sequence[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
+def interval_of(row: Mapping[str, Any]) -> tuple[float, float] | None:
+    """A grade row's 95% interval of its speedup (`speedup_ci_low`, `speedup_ci_high`); None where
+    it has none (a row older than the paired timing, a failed or a distributed grade) or the
+    columns do not make a positive interval."""
+    low, high = row.get("speedup_ci_low"), row.get("speedup_ci_high")
+    if low is None or high is None:
+        return None
+    low, high = float(low), float(high)
+    if not (0 < low <= high < math.inf):
+        return None
+    return low, high
+
+
 class TaskResult(BaseModel):
     """A group's result on one task: its best non-suspect leaderboard grade (correct before
-    incorrect, then the higher speedup)."""
+    incorrect, then the higher speedup), with that grade's 95% interval of the speedup (None for
+    a grade without one) and whether it was noisy (then `speedup` is the interval's lower bound
+    and `measured_speedup` the estimate)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -64,6 +92,17 @@ class TaskResult(BaseModel):
     correct: bool
     speedup: float
     grade_id: int
+    speedup_ci: tuple[float, float] | None = None
+    noisy: bool = False
+    measured_speedup: float = 0.0
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """The interval widened where needed to hold the credited speedup; (speedup, speedup)
+        for a task without one."""
+        if self.speedup_ci is None:
+            return self.speedup, self.speedup
+        return min(self.speedup_ci[0], self.speedup), max(self.speedup_ci[1], self.speedup)
 
 
 class GroupMetrics(BaseModel):
@@ -76,6 +115,7 @@ class GroupMetrics(BaseModel):
     tasks: int
     grades: int
     suspect: int
+    noisy: int
     correct_rate: Estimate
     geomean_speedup: dict[str, Estimate]
     fast_p: dict[str, Estimate]
@@ -140,12 +180,16 @@ def task_results(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str, str]
         if row["route"] not in LEADERBOARD_ROUTES or row.get("suspect"):
             continue
         task = (str(row["kernel"]), str(row["preset"]), str(row["datatype"]))
+        correct = bool(row["correct"])
         result = TaskResult(
             task=task,
             track=track_of(task[0]),
-            correct=bool(row["correct"]),
-            speedup=float(row.get("speedup") or 0.0) if row["correct"] else 0.0,
+            correct=correct,
+            speedup=float(row.get("speedup") or 0.0) if correct else 0.0,
             grade_id=int(row["id"]),
+            speedup_ci=interval_of(row) if correct else None,
+            noisy=correct and bool(row.get("noisy")),
+            measured_speedup=float(row.get("measured_speedup") or 0.0) if correct else 0.0,
         )
         held = best.get(task)
         if held is None or (result.correct, result.speedup) > (held.correct, held.speedup):
@@ -160,23 +204,11 @@ def group_metrics(
     leaderboard = [row for row in rows if row["route"] in LEADERBOARD_ROUTES]
     results = list(task_results(leaderboard).values())
     correct = [r for r in results if r.correct and r.speedup > 0]
-    by_track: dict[str, list[float]] = defaultdict(list)
+    by_track: dict[str, list[TaskResult]] = defaultdict(list)
     for result in correct:
-        by_track[result.track].append(result.speedup)
-    geomeans = {
-        track: estimate(speedups, MIN_TASKS, geometric_mean)
-        for track, speedups in sorted(by_track.items())
-    }
-    # Two levels: the mean of the tracks' means, so a track with many kernels weighs as one.
-    counted = [e for e in geomeans.values() if e.value is not None]
-    geomeans[OVERALL] = Estimate(
-        value=geometric_mean([e.value for e in counted if e.value]) if counted else None,
-        # Where no track has enough, n is the largest track's count (below the minimum).
-        n=sum(e.n for e in counted)
-        if counted
-        else max((e.n for e in geomeans.values()), default=0),
-        minimum=MIN_TASKS,
-    )
+        by_track[result.track].append(result)
+    geomeans = {track: track_geomean(tasks) for track, tasks in sorted(by_track.items())}
+    geomeans[OVERALL] = overall_geomean(list(geomeans.values()))
     shares: dict[str, list[tuple[int, int]]] = defaultdict(list)
     used: Counter[str] = Counter()
     for row in leaderboard:
@@ -199,11 +231,12 @@ def group_metrics(
         tasks=len(results),
         grades=len(leaderboard),
         suspect=sum(1 for row in leaderboard if row.get("suspect")),
+        noisy=sum(1 for r in results if r.noisy),
         correct_rate=estimate([float(r.correct) for r in results], MIN_TASKS, _mean),
         geomean_speedup=geomeans,
         fast_p={
             fast_p_key(p): estimate(
-                [float(r.correct and r.speedup >= p) for r in results], MIN_TASKS, _mean
+                [float(r.correct and r.bounds[0] >= p) for r in results], MIN_TASKS, _mean
             )
             for p in FAST_P
         },
@@ -214,6 +247,36 @@ def group_metrics(
         operations_used=dict(used.most_common()),
         judges=sorted({str(row.get("judge_id") or "") for row in rows} - {""}),
         results=sorted(results, key=lambda r: r.task),
+    )
+
+
+def track_geomean(tasks: Sequence[TaskResult]) -> Estimate:
+    """The geometric mean of the tasks' speedups, with the geometric means of their lower and of
+    their upper bounds as `low` and `high`."""
+    mean = estimate([t.speedup for t in tasks], MIN_TASKS, geometric_mean)
+    if mean.value is None:
+        return mean
+    lows, highs = zip(*(t.bounds for t in tasks), strict=True)
+    return mean.model_copy(update={"low": geometric_mean(lows), "high": geometric_mean(highs)})
+
+
+def overall_geomean(tracks: Sequence[Estimate]) -> Estimate:
+    """Two levels: the geometric mean of the tracks' means (and of their bounds) over the tracks
+    with enough tasks, so a track with many kernels weighs as one."""
+    counted = [e for e in tracks if e.value is not None]
+    if not counted:
+        # Where no track has enough, n is the largest track's count (below the minimum).
+        return Estimate(value=None, n=max((e.n for e in tracks), default=0), minimum=MIN_TASKS)
+
+    def mean(values: list[float | None]) -> float:
+        return geometric_mean([v for v in values if v is not None])
+
+    return Estimate(
+        value=mean([e.value for e in counted]),
+        n=sum(e.n for e in counted),
+        minimum=MIN_TASKS,
+        low=mean([e.low for e in counted]),
+        high=mean([e.high for e in counted]),
     )
 
 

@@ -293,7 +293,8 @@ def task_prompt(
             reps=grading.reps,
             timing_mode=grading.timing,
             mannwhitney_p=grading.mannwhitney_p,
-            baseline_flags=" ".join(languages.C_BASELINE_FLAGS),
+            baseline_flags=" ".join(languages.compile_flags(languages.language("c"))),
+            max_relative_ci=f"{grading.max_relative_ci:g}",
             suspect_above=f"{grading.speedup_suspect_above:g}",
         ),
         "delivery": render_section(

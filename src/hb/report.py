@@ -1,6 +1,7 @@
 """`hb report`: the results database's leaderboards (hb.metrics) written as report.md and PNG plots
 (fast_p curves per group, speedup distributions per track, the operations correct submissions
-used), on SQLite or PostgreSQL alike; an empty database gives a report that says so."""
+used), with each task's speedup and its 95% interval, on SQLite or PostgreSQL alike; an empty
+database gives a report that says so."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any, get_args
 from sqlalchemy.engine import Engine
 
 from hb import kernels, metrics, results_db
-from hb.metrics import FAST_P, OVERALL, Leaderboard
+from hb.metrics import FAST_P, OVERALL, Leaderboard, TaskResult
 
 TRACKS = list(get_args(kernels.Track))
 LEADERBOARD_HEADER = [
@@ -21,6 +22,7 @@ LEADERBOARD_HEADER = [
     "tasks",
     "grades",
     "suspect",
+    "noisy",
     "correct rate",
     *(f"geomean {track}" for track in TRACKS),
     "geomean overall",
@@ -40,6 +42,16 @@ PAIRED_HEADER = [
     "Wilcoxon p",
 ]
 JUDGES_HEADER = ["judge", "machine", "grades"]
+TASKS_HEADER = [
+    "agent / setup",
+    "kernel",
+    "preset",
+    "datatype",
+    "track",
+    "correct",
+    "speedup [95% CI]",
+    "grade",
+]
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -61,13 +73,42 @@ def leaderboard_rows(board: Leaderboard) -> list[list[str]]:
                 str(group.tasks),
                 str(group.grades),
                 str(group.suspect),
+                str(group.noisy),
                 group.correct_rate.shown(),
-                *(g.shown() if g is not None else "-" for g in geomeans),
+                *(g.shown_interval() if g is not None else "-" for g in geomeans),
                 *(group.fast_p[metrics.fast_p_key(p)].shown() for p in FAST_P),
                 ", ".join(group.judges) or "-",
             ]
         )
     return rows
+
+
+def task_speedup(result: TaskResult) -> str:
+    """A task's credited speedup with its 95% interval, `1.02 [0.97, 1.08]`, a noisy one marked
+    with its estimate; "-" for an incorrect result."""
+    if not result.correct:
+        return "-"
+    shown = f"{result.speedup:.3g}"
+    if result.speedup_ci is not None:
+        shown += f" [{result.speedup_ci[0]:.3g}, {result.speedup_ci[1]:.3g}]"
+    if result.noisy:
+        shown += f" noisy (estimate {result.measured_speedup:.3g})"
+    return shown
+
+
+def task_rows(board: Leaderboard) -> list[list[str]]:
+    return [
+        [
+            group.label,
+            *result.task,
+            result.track,
+            "yes" if result.correct else "no",
+            task_speedup(result),
+            f"#{result.grade_id}",
+        ]
+        for group in board.groups
+        for result in group.results
+    ]
 
 
 def conversion_rows(board: Leaderboard) -> list[list[str]]:
@@ -121,6 +162,9 @@ def write_report(engine: Engine, out: Path, experiment: str | None = None) -> Pa
             "## Leaderboard",
             "",
             *markdown_table(LEADERBOARD_HEADER, []),
+            "## Tasks",
+            "",
+            *markdown_table(TASKS_HEADER, []),
             "## Conversion overhead per request kind",
             "",
             *markdown_table(CONVERSION_HEADER, []),
@@ -137,7 +181,11 @@ def write_report(engine: Engine, out: Path, experiment: str | None = None) -> Pa
             "task's result being its best non-suspect grade there. Suspect grades are left out "
             f"and counted apart. A figure over fewer than {metrics.MIN_TASKS} tasks, or a "
             f"paired test over fewer than {metrics.MIN_PAIRS} tasks, says n too small "
-            "(docs/results.md gives every formula).",
+            "(docs/results.md gives every formula). A speedup's brackets hold its 95% interval; "
+            "a geomean's, the geomeans of its tasks' lower and upper bounds (a task without an "
+            "interval counting its speedup for both). fast_p counts a task by its lower bound. "
+            "A noisy grade (an interval wider than the judge allows) is credited by its lower "
+            "bound.",
             "",
             "## Judges",
             "",
@@ -152,6 +200,9 @@ def write_report(engine: Engine, out: Path, experiment: str | None = None) -> Pa
                 "### Leaderboard",
                 "",
                 *markdown_table(LEADERBOARD_HEADER, leaderboard_rows(board)),
+                "### Tasks",
+                "",
+                *markdown_table(TASKS_HEADER, task_rows(board)),
                 "### Conversion overhead per request kind",
                 "",
                 *markdown_table(CONVERSION_HEADER, conversion_rows(board)),
@@ -180,13 +231,13 @@ def write_plots(board: Leaderboard, out: Path, stem: str) -> list[tuple[str, Pat
     for label, tasks in results.items():
         if tasks:
             shares = [
-                sum(t.correct and t.speedup >= p for t in tasks) / len(tasks) for p in thresholds
+                sum(t.correct and t.bounds[0] >= p for t in tasks) / len(tasks) for p in thresholds
             ]
             axis.plot(thresholds, shares, label=f"{label} ({len(tasks)} tasks)")
     for p in FAST_P:
         axis.axvline(p, color="gray", linewidth=0.5, linestyle=":")
     axis.set_xlabel("speedup threshold p")
-    axis.set_ylabel("fast_p: share of tasks correct with speedup >= p")
+    axis.set_ylabel("fast_p: share of tasks correct with lower bound >= p")
     axis.set_ylim(0, 1.05)
     axis.legend(fontsize=7)
     written.append(("fast_p per agent and setup", _save(figure, out / f"fast_p-{stem}.png")))

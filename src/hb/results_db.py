@@ -69,6 +69,12 @@ grades = sa.Table(
     sa.Column("judge_id", sa.Text, nullable=False, server_default=""),
     sa.Column("machine", sa.Text, nullable=False, server_default=""),
     sa.Column("ppm_calls", sa.Text, nullable=False, server_default=""),
+    # Version 8: paired timing's interval and pairs, and the baseline's reps beside rep_ns.
+    sa.Column("speedup_ci_low", sa.Float, nullable=True),
+    sa.Column("speedup_ci_high", sa.Float, nullable=True),
+    sa.Column("noisy", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("pairs", sa.Integer, nullable=False, server_default=sa.text("0")),
+    sa.Column("baseline_rep_ns", sa.Text, nullable=False, server_default=""),
     sa.Index("grades_leaderboard", "kernel", "preset", "route", "correct"),  # version 3
 )
 
@@ -207,6 +213,20 @@ def _add_provenance_columns(connection: Connection) -> None:
         connection.execute(sa.text(f"ALTER TABLE grades ADD COLUMN {name} {ddl}"))
 
 
+def _add_paired_columns(connection: Connection) -> None:
+    # Version 8 as it shipped: a paired grade's interval, whether it is noisy, how many pairs its
+    # estimate rests on, and the baseline's reps timed beside the submission's.
+    false = "FALSE" if connection.dialect.name == "postgresql" else "0"
+    for name, ddl in (
+        ("speedup_ci_low", "FLOAT"),
+        ("speedup_ci_high", "FLOAT"),
+        ("noisy", f"BOOLEAN NOT NULL DEFAULT {false}"),
+        ("pairs", "INTEGER NOT NULL DEFAULT 0"),
+        ("baseline_rep_ns", "TEXT NOT NULL DEFAULT ''"),
+    ):
+        connection.execute(sa.text(f"ALTER TABLE grades ADD COLUMN {name} {ddl}"))
+
+
 # Ordered and append-only: a change to the schema is a new entry (and the matching edit of the
 # tables above), never an edit of an old entry; each step is applied exactly once per database.
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
@@ -230,6 +250,11 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     ),
     (6, "suspect grades, measured speedups, protections and rep times", _add_integrity_columns),
     (7, "callers, experiments, judges, machines and parallel calls", _add_provenance_columns),
+    (
+        8,
+        "paired timing: speedup intervals, noisy grades, pairs and baseline reps",
+        _add_paired_columns,
+    ),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -411,6 +436,7 @@ GRADE_FIELDS = (
     "speedup", "convert_in_ns", "convert_out_ns", "max_rel_error", "precision_override",
     "source_sha256", "detail", "suspect", "measured_speedup", "protections", "rep_ns",
     "agent_id", "agent_round", "experiment", "setup", "judge_id", "machine", "ppm_calls",
+    "speedup_ci_low", "speedup_ci_high", "noisy", "pairs", "baseline_rep_ns",
 )  # fmt: skip
 
 

@@ -1,16 +1,19 @@
 """Recorded grades for the results' tests and the docs' screenshot: two agents of one experiment
 on the same eight tasks (three tracks), with requests, a suspect grade, a refusal and a grade
-whose object makes MPI calls; each row made by GradeOutcome.record() as the judge makes it. And
-a judge's application served on a loopback port for a browser."""
+whose object makes MPI calls; each row made by GradeOutcome.record() as the judge makes it. The
+paired timing's columns (a 95% interval, noisy, the baseline's reps) given to grades by hand, in
+the database where it has them, else over the rows it reads back, and grades made with them
+(record_paired). And a judge's application served on a loopback port for a browser."""
 
 from __future__ import annotations
 
 import contextlib
+import random
 import socket
 import threading
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 from fastapi import FastAPI
@@ -19,6 +22,9 @@ from sqlalchemy.engine import Engine
 from hb import results_db
 from hb.calls import Finding, PpmCall
 from hb.judge.outcome import GradeOutcome
+
+if TYPE_CHECKING:
+    import pytest
 
 EXPERIMENT = "demo"
 # Two of each track and two more scientific ones: eight tasks.
@@ -140,6 +146,93 @@ def record_demo(
                 },
             )
     return ids
+
+
+# The grades' columns of the paired timing (the results database's migration 8).
+PAIRED_COLUMNS = ("speedup_ci_low", "speedup_ci_high", "noisy", "pairs", "baseline_rep_ns")
+
+
+def paired_timing(
+    ratios: Sequence[float], low: float, high: float, noisy: bool = False,
+    native_ns: int = 1_000_000,
+) -> dict[str, Any]:  # fmt: skip
+    """The timing columns of a grade whose pairs gave `ratios` (baseline / submission) and the
+    interval [low, high]: its own reps at `native_ns`, the baseline's at ratio times that."""
+    return {
+        "rep_ns": ",".join(str(native_ns) for _ in ratios),
+        "baseline_rep_ns": ",".join(str(round(native_ns * ratio)) for ratio in ratios),
+        "speedup_ci_low": low,
+        "speedup_ci_high": high,
+        "noisy": noisy,
+        "pairs": len(ratios),
+    }
+
+
+def add_paired_timing(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, columns: Mapping[int, Mapping[str, Any]]
+) -> None:
+    """Give grades (by id) these columns: written to the database where its grades table has the
+    paired timing's columns, else laid over the rows results_db reads back while `monkeypatch`
+    holds."""
+    if set(PAIRED_COLUMNS) <= set(results_db.grades.c.keys()):
+        with engine.begin() as connection:
+            for grade_id, values in columns.items():
+                connection.execute(
+                    results_db.grades.update()
+                    .where(results_db.grades.c.id == grade_id)
+                    .values(**values)
+                )
+        return
+    get_grade, list_grades = results_db.get_grade, results_db.list_grades
+
+    def overlaid(row: dict[str, Any]) -> dict[str, Any]:
+        return {**row, **columns.get(row["id"], {})}
+
+    def get_overlaid(engine: Engine, grade_id: int) -> dict[str, Any] | None:
+        row = get_grade(engine, grade_id)
+        return None if row is None else overlaid(row)
+
+    def list_overlaid(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        return [overlaid(row) for row in list_grades(*args, **kwargs)]
+
+    monkeypatch.setattr(results_db, "get_grade", get_overlaid)
+    monkeypatch.setattr(results_db, "list_grades", list_overlaid)
+
+
+# The paired demo: 40 pairs around 1.02, and a noisy grade's 12 pairs from 0.75 to 2.
+_DRAWS = random.Random(1)
+RATIOS = [round(1.02 * _DRAWS.lognormvariate(0, 0.04), 4) for _ in range(40)]
+NOISY_RATIOS = [0.75, 1.9, 1.1, 1.4, 0.9, 2.0, 1.2, 1.05, 1.6, 0.95, 1.3, 1.5]
+
+
+def score_grade(engine: Engine, kernel: str, speedup: float, measured: float) -> int:
+    """A correct score grade (a route that shows its reps, counted in no leaderboard) of agent-a."""
+    return results_db.add_grade(engine, {
+        "kernel": kernel, "preset": "S", "datatype": "fp64", "language": "c", "route": "score",
+        "correct": True, "native_ns": 1_000_000, "baseline_ns": round(1_000_000 * measured),
+        "speedup": speedup, "measured_speedup": measured, "agent_id": "agent-a",
+        "experiment": EXPERIMENT, "setup": "default", "judge_id": "judge-demo",
+        "machine": "demo (cpu)",
+    }, CAST)  # fmt: skip
+
+
+def record_paired(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, ids: Mapping[str, int]
+) -> dict[str, int]:
+    """Grades with the paired timing's columns beside record_demo's (`ids`): a score grade with
+    40 pairs, a noisy score grade, and the demo's hidden gemm grade of agent-a given an interval
+    (its reps hidden); their ids by name."""
+    grades = {
+        "score": score_grade(engine, "gemm", 1.02, 1.02),
+        "noisy": score_grade(engine, "atax", 0.97, 1.3),
+        "hidden": ids["agent-a:gemm"],
+    }
+    add_paired_timing(engine, monkeypatch, {
+        grades["score"]: paired_timing(RATIOS, 0.99, 1.05),
+        grades["noisy"]: paired_timing(NOISY_RATIOS, 0.97, 1.62, noisy=True),
+        grades["hidden"]: paired_timing([2.0] * 30, 1.8, 2.2),
+    })  # fmt: skip
+    return grades
 
 
 @contextlib.contextmanager

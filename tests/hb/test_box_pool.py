@@ -89,7 +89,9 @@ def judge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient
     )  # fmt: skip
     with TestClient(create_app(config)) as client:
         handler = client.app.state.handler  # type: ignore[attr-defined]
-        setup = runner.box_setup(config.sandbox_dir, handler.limits, config.sandbox.threads)
+        setup = runner.box_setup(
+            config.sandbox_dir, handler.limits, config.sandbox.threads, paired=True
+        )
         yield client, setup
 
 
@@ -261,7 +263,7 @@ def test_a_judge_that_shuts_down_leaves_no_box_behind(tmp_path: Path) -> None:
         setup = runner.box_setup(config.sandbox_dir, handler.limits, config.sandbox.threads)
         assert score(client, HONEST)["correct"] is True
         waiting = box_pool.idle(setup)
-        assert waiting, "no box was started for the next grade"
+        assert waiting, ("no box was started for the next grade", list(box_pool._idle), setup)
     assert box_pool.idle(setup) == []
     assert all(_cgroups_of(name) == [] for name in waiting)
     deadline = time.monotonic() + 5

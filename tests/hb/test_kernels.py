@@ -134,8 +134,9 @@ def test_precision_override_grades_an_fp64_only_kernel_in_the_fp32_band(data_dir
 def test_the_baseline_keeps_its_fastest_time_and_submit_times_it_again(tmp_path: Path) -> None:
     from hb import results_db
 
-    # A judge of its own: the absurd baseline below must not reach other tests' grades.
-    handler = JudgeHandler(make_config(tmp_path))
+    # A judge of its own: the absurd baseline below must not reach other tests' grades. The
+    # stored baseline is min_of_k's (paired timing times its baseline in the grade).
+    handler = JudgeHandler(make_config(tmp_path, grading={"timing": "min_of_k"}))
     source = kernels.solution_source("scaled_add")
     grading = handler.config.grading
     slow = 10**12  # a baseline timed while the machine was busy, say

@@ -1,7 +1,8 @@
 """hb.metrics against figures worked by hand and against scipy called directly: a task's result is
-its best non-suspect submit grade, the overall mean weighs each track once, fast_p counts tasks,
-conversion overhead is a ratio of sums per request kind, paired tests give scipy's p-values, and
-too few samples say "n too small"."""
+its best non-suspect submit grade (with that grade's interval), the overall mean weighs each track
+once, the geomeans' bounds are the geomeans of the tasks' bounds, fast_p counts tasks by their
+lower bounds, noisy tasks are counted, conversion overhead is a ratio of sums per request kind,
+paired tests give scipy's p-values, and too few samples say "n too small"."""
 
 from __future__ import annotations
 
@@ -73,6 +74,80 @@ def test_a_task_counts_its_best_non_suspect_grade_and_suspects_are_counted_apart
     mean = group.geomean_speedup["scientific_computing"]
     assert (mean.value, mean.n, mean.shown()) == (None, 2, "n too small (2 < 3)")
     assert group.geomean_speedup["overall"].shown() == "n too small (2 < 3)"
+
+
+def ci(low: float, high: float, **columns: Any) -> dict[str, Any]:
+    """The paired timing's columns of a grade with the interval [low, high]."""
+    return {"speedup_ci_low": low, "speedup_ci_high": high, "noisy": False, "pairs": 30,
+            **columns}  # fmt: skip
+
+
+def test_fast_p_counts_a_task_by_its_intervals_lower_bound() -> None:
+    rows = [
+        row("gemm", 1.2, **ci(0.97, 1.45)),  # its interval reaches below 1: not fast_1
+        row("atax", 1.2),  # no interval (an older row): its speedup, as before
+        row("bicg", 1.6, **ci(1.5, 1.7)),
+        # Noisy: credited by the lower bound, which is then its speedup.
+        row("cholesky", 0.9, measured_speedup=1.3, **ci(0.9, 1.9, noisy=True)),
+    ]
+    (group,) = metrics.leaderboards(rows)[0].groups
+    assert {p: e.value for p, e in group.fast_p.items()} == pytest.approx(
+        {"0": 1.0, "1": 0.5, "1.5": 0.25, "2": 0.0, "4": 0.0}
+    )
+    assert group.noisy == 1
+    by_kernel = {r.task[0]: r for r in group.results}
+    assert by_kernel["gemm"].speedup_ci == (0.97, 1.45) and by_kernel["atax"].speedup_ci is None
+    noisy = by_kernel["cholesky"]
+    assert (noisy.noisy, noisy.speedup, noisy.measured_speedup) == (True, 0.9, 1.3)
+    # Without the interval the same grades count gemm at fast_1 too.
+    plain = [{k: v for k, v in r.items() if not k.startswith("speedup_ci")} for r in rows]
+    (group,) = metrics.leaderboards(plain)[0].groups
+    assert group.fast_p["1"].value == pytest.approx(0.75)
+    mean = group.geomean_speedup["scientific_computing"]  # no task with an interval: no bounds
+    assert mean.shown_interval() == mean.shown() == f"{(1.2 * 1.2 * 1.6 * 0.9) ** 0.25:.3g}"
+
+
+def test_the_geomean_has_the_geomeans_of_the_tasks_bounds_beside_it() -> None:
+    rows = [
+        row("gemm", 2.0, **ci(1.8, 2.5)),
+        row("atax", 1.0, **ci(0.5, 1.1)),
+        row("bicg", 4.0),  # no interval: 4 for both bounds
+        *(row(k, 2.0, **ci(1.0, 4.0)) for k in LEARNING),
+    ]
+    (group,) = metrics.leaderboards(rows)[0].groups
+    low, high = (1.8 * 0.5 * 4.0) ** (1 / 3), (2.5 * 1.1 * 4.0) ** (1 / 3)
+    science = group.geomean_speedup["scientific_computing"]
+    assert (science.value, science.low, science.high) == pytest.approx((2.0, low, high))
+    learning = group.geomean_speedup["machine_learning"]
+    assert (learning.value, learning.low, learning.high) == pytest.approx((2.0, 1.0, 4.0))
+    # Two levels, as the geomean itself: the tracks' bounds, each track weighing once.
+    overall = group.geomean_speedup["overall"]
+    assert (overall.value, overall.low, overall.high) == pytest.approx(
+        (2.0, math.sqrt(low * 1.0), math.sqrt(high * 4.0))
+    )
+    assert learning.shown_interval() == "2 [1, 4]"
+    assert science.shown_interval() == f"2 [{low:.3g}, {high:.3g}]"
+
+
+def test_a_task_carries_its_chosen_grades_interval_and_old_rows_none() -> None:
+    rows = [
+        row("gemm", 1.2, **ci(1.0, 3.0)),
+        row("gemm", 1.5, **ci(1.4, 1.6)),  # the best grade: its interval is the task's
+        row("atax", None, **ci(1.0, 2.0)),  # incorrect: no interval, whatever the row says
+        row("bicg", 2.0, **ci(0.0, 2.5)),  # not a positive interval: read as none
+        row("cg", 3.0, speedup_ci_low=None, speedup_ci_high=None),
+    ]
+    (group,) = metrics.leaderboards(rows)[0].groups
+    assert {r.task[0]: r.speedup_ci for r in group.results} == {
+        "gemm": (1.4, 1.6), "atax": None, "bicg": None, "cg": None,
+    }  # fmt: skip
+    assert {r.task[0]: r.bounds for r in group.results} == {
+        "gemm": (1.4, 1.6), "atax": (0.0, 0.0), "bicg": (2.0, 2.0), "cg": (3.0, 3.0),
+    }  # fmt: skip
+    assert group.geomean_speedup["scientific_computing"].low == pytest.approx(
+        (1.4 * 2.0 * 3.0) ** (1 / 3)
+    )
+    assert group.noisy == 0
 
 
 def test_few_tasks_say_n_too_small_everywhere() -> None:

@@ -1,5 +1,6 @@
 """hb report on SQLite and PostgreSQL: report.md's tables and the three PNG plots from recorded
-grades, one experiment or all, and an empty database (or a missing one) said in words."""
+grades, one experiment or all, each task's speedup with its 95% interval and the geomeans with
+their tasks' bounds, and an empty database (or a missing one) said in words."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from hb import cli, report, results_db
-from tests.hb.results_support import EXPERIMENT, record_demo
+from tests.hb.results_support import EXPERIMENT, add_paired_timing, paired_timing, record_demo
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -53,6 +54,50 @@ def test_the_report_tables_and_plots_the_leaderboard(database: str, tmp_path: Pa
         assert f"]({plot.name})" in text
 
 
+def cells_of(text: str, first: str) -> dict[str, str]:
+    """The row of report.md's table that starts with `first`, by its header's columns."""
+    lines = text.splitlines()
+    (line,) = [line for line in lines if line.startswith(first)]
+    header = next(
+        lines[i] for i in range(lines.index(line), 0, -1) if lines[i + 1].startswith("|-")
+    )
+    names = [cell.strip() for cell in header.strip("|").split("|")]
+    return dict(zip(names, [cell.strip() for cell in line.strip("|").split("|")], strict=True))
+
+
+def test_the_report_shows_each_tasks_interval_and_the_geomeans_bounds(
+    database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = results_db.connect(database)
+    ids = record_demo(engine)
+    add_paired_timing(engine, monkeypatch, {
+        ids["agent-a:gemm"]: paired_timing([2.0] * 30, 1.8, 2.2),
+        # Noisy: credited by its lower bound (the demo's speedup, 1.5), estimated at 1.9.
+        ids["agent-a:bicg"]: {**paired_timing([1.9] * 30, 1.5, 2.4, noisy=True),
+                              "measured_speedup": 1.9},
+        ids["agent-a:adam_update"]: paired_timing([1.2] * 30, 0.97, 1.3),
+    })  # fmt: skip
+    text = report.write_report(engine, tmp_path / "out").read_text()
+    gemm = cells_of(text, "| agent-a / default | gemm |")
+    assert (gemm["track"], gemm["correct"], gemm["speedup [95% CI]"]) == (
+        "scientific_computing", "yes", "2 [1.8, 2.2]",
+    )  # fmt: skip
+    assert gemm["grade"] == f"#{ids['agent-a:gemm']}"
+    bicg = cells_of(text, "| agent-a / default | bicg |")["speedup [95% CI]"]
+    assert bicg == "1.5 [1.5, 2.4] noisy (estimate 1.9)"
+    assert cells_of(text, "| agent-a / default | cholesky |")["speedup [95% CI]"] == "4"
+    assert cells_of(text, "| agent-a / default | carried_scalar |")["speedup [95% CI]"] == "-"
+    board = cells_of(text, "| agent-a / default | 8 |")
+    low, high = (1.8 * 3 * 1.5 * 4) ** 0.25, (2.2 * 3 * 2.4 * 4) ** 0.25
+    assert board["geomean scientific_computing"] == f"2.45 [{low:.3g}, {high:.3g}]"
+    assert board["geomean overall"] == board["geomean scientific_computing"]
+    assert board["geomean loop_level"] == "n too small (1 < 3)"
+    # adam_update (1.2, lower bound 0.97) leaves fast_1 and gemm (2, lower bound 1.8) fast_2.
+    assert (board["noisy"], board["fast_1"], board["fast_2"]) == ("1", "0.625", "0.375")
+    other = cells_of(text, "| agent-b / default | 8 |")
+    assert (other["noisy"], other["geomean overall"], other["fast_1"]) == ("0", "1.44", "0.75")
+
+
 def test_an_empty_database_says_so_and_writes_empty_tables(
     database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -62,6 +107,10 @@ def test_an_empty_database_says_so_and_writes_empty_tables(
     text = (tmp_path / "out" / "report.md").read_text()
     assert "The database holds no grades: every table below is empty." in text
     assert "| agent / setup | tasks | grades |" in text and "| judge | machine | grades |" in text
+    assert (
+        "| agent / setup | kernel | preset | datatype | track | correct | speedup [95% CI] |"
+        in text
+    )
     assert not list((tmp_path / "out").glob("*.png"))
     record_demo(results_db.connect(database))
     assert cli.main(["report", "--experiment", "nope", "--out", str(tmp_path / "nope")]) == 0

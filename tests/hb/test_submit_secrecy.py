@@ -413,7 +413,9 @@ def test_hb_submit_refuses_a_preset_on_the_submit_route(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config_file = tmp_path / "config.yaml"
-    config_file.write_text(f"data_dir: {tmp_path / 'data'}\ngrading: {{reps: 2, warmup: 1}}\n")
+    config_file.write_text(
+        f"data_dir: {tmp_path / 'data'}\ngrading: {{reps: 2, warmup: 1, max_pairs: 2}}\n"
+    )
     source = tmp_path / "scaled_add.c"
     source.write_text(kernels.solution_source("scaled_add"))
     words = ["--config", str(config_file), "submit", str(source), "--kernel", "scaled_add"]

@@ -1,12 +1,15 @@
 """The results page at / and its JSON routes: in headless Chromium against a judge with recorded
 grades, the leaderboard with its metrics, the tasks this judge serves with their offers, recent
-grades, a grade's page, a new grade appearing without a reload and recorded text shown as text;
-and the routes themselves (/leaderboard, /grades/{id}, /offers, the page's files)."""
+grades, a grade's page, a new grade appearing without a reload and recorded text shown as text,
+a grade's timing plot (its pairs, interval and estimate; a hidden grade's interval alone) and the
+grade's view within a 1400-pixel window; and the routes themselves (/leaderboard, /grades/{id}
+with its interval and pairs, /offers, the page's files)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -16,7 +19,7 @@ from hb import metrics, results_db
 from hb.service import create_app
 from tests import browser
 from tests.hb.conftest import make_config
-from tests.hb.results_support import KERNELS, record_demo, served
+from tests.hb.results_support import KERNELS, RATIOS, record_demo, record_paired, served
 
 JUDGE_ID = "judge-web"
 HOSTILE = '<img src=x onerror="document.body.dataset.owned=1">'
@@ -95,9 +98,9 @@ def test_the_page_in_chromium_shows_the_results_and_follows_new_grades(
             ".map(r => [...r.cells].map(c => c.textContent))"
         )
         assert [row[0] for row in rows] == ["agent-a / default", "agent-b / default"]
-        assert rows[0][4:9] == ["0.875", "2.45", "n too small (1 < 3)", "n too small (2 < 3)",
-                                "2.45"]  # fmt: skip
-        assert "cast: 0.15" in rows[0][14]
+        assert rows[0][4:10] == ["0", "0.875", "2.45", "n too small (1 < 3)",
+                                 "n too small (2 < 3)", "2.45"]  # fmt: skip
+        assert "cast: 0.15" in rows[0][15]
         paired = page.evaluate(
             "[...document.querySelectorAll('#leaderboard table')[1].querySelectorAll('td')]"
             ".map(c => c.textContent)"
@@ -143,3 +146,90 @@ def test_the_page_in_chromium_shows_the_results_and_follows_new_grades(
         for shown in ("00" * 32, '"action": "cast"', "MPI_Allreduce", "blocking_collective_timed",
                       "convert_in_ns\t100000", "judge-demo", "demo (cpu)"):  # fmt: skip
             assert shown in text
+
+
+@pytest.fixture
+def paired(
+    judge: tuple[TestClient, Engine, dict], monkeypatch: pytest.MonkeyPatch
+) -> dict[str, int]:
+    """record_paired's grades (a score grade with 40 pairs, a noisy one, a hidden one)."""
+    _, engine, ids = judge
+    return record_paired(engine, monkeypatch, ids)
+
+
+def test_a_grades_page_carries_its_interval_and_pairs(
+    judge: tuple[TestClient, Engine, dict], paired: dict[str, int]
+) -> None:
+    client = judge[0]
+    score = client.get(f"/grades/{paired['score']}").json()
+    assert (score["speedup_ci"], score["noisy"]) == ([0.99, 1.05], False)
+    timing = score["timing"]
+    assert timing["pairs"] == 40 and timing["reps_ns"] == [1_000_000] * 40
+    assert timing["ratios"] == pytest.approx(RATIOS, rel=1e-6)
+    assert client.get(f"/grades/{paired['noisy']}").json()["noisy"] is True
+    # A hidden grade: its interval and its count of pairs, none of its reps nor the baseline's.
+    hidden = client.get(f"/grades/{paired['hidden']}").json()
+    assert hidden["speedup_ci"] == [1.8, 2.2] and hidden["baseline_rep_ns"] == ""
+    assert hidden["timing"] == {"reps_ns": [], "baseline_reps_ns": [], "ratios": [], "pairs": 30}
+    # The leaderboard carries the hidden grade's interval into its group's figures.
+    (board,) = [b for b in client.get("/leaderboard").json() if b["experiment"] == "demo"]
+    group = next(g for g in board["groups"] if g["label"] == "agent-a / default")
+    gemm = next(r for r in group["results"] if r["task"][0] == "gemm")
+    assert gemm["speedup_ci"] == [1.8, 2.2]
+    assert group["geomean_speedup"]["scientific_computing"]["low"] == pytest.approx(
+        (1.8 * 3.0 * 1.5 * 4.0) ** 0.25
+    )
+
+
+def plot_of(page: Any) -> dict[str, Any]:
+    """What the grade view's timing plot draws, and where the view's side column ends."""
+    return page.evaluate("""(() => {
+      const plot = document.querySelector('#grade svg.ratio-plot');
+      const side = document.querySelector('#grade .side');
+      const rights = [side, ...side.querySelectorAll('*')]
+        .map((e) => e.getBoundingClientRect().right);
+      return {
+        svg: plot !== null,
+        dots: plot ? plot.querySelectorAll('circle.pair').length : 0,
+        band: plot ? plot.querySelectorAll('rect.band').length : 0,
+        estimate: plot ? plot.querySelectorAll('line.estimate').length : 0,
+        text: plot ? plot.textContent : '',
+        side_right: side.getBoundingClientRect().right,
+        content_right: Math.max(...rights),
+        inner_width: window.innerWidth,
+        scroll_width: document.documentElement.scrollWidth,
+        speedup: [...document.querySelectorAll('#grade tr')]
+          .find((r) => r.cells[0].textContent === 'speedup [95% CI]').cells[1].textContent,
+      };
+    })()""")
+
+
+@pytest.mark.skipif(
+    not browser.available(), reason="Chromium is not installed (scripts/sysdeps.sh)"
+)
+def test_a_grades_timing_plot_fits_a_1400_pixel_window(
+    judge: tuple[TestClient, Engine, dict], paired: dict[str, int], tmp_path: Path,
+) -> None:  # fmt: skip
+    app = judge[0].app
+    with served(app) as url, browser.Browser(width=1400, height=900) as page:  # type: ignore[arg-type]
+        shown = {}
+        for name, grade_id in paired.items():
+            page.navigate(f"{url}/#grade/{grade_id}")
+            page.wait_for(f"document.querySelector('#grade').dataset.id === '{grade_id}'")
+            page.screenshot(tmp_path / f"grade-{name}.png")
+            shown[name] = plot_of(page)
+    for name, plot in shown.items():
+        # The whole view, its side column included, within the window: nothing cut off.
+        assert plot["side_right"] <= plot["inner_width"], name
+        assert plot["content_right"] <= plot["inner_width"], name
+        assert plot["scroll_width"] <= plot["inner_width"], name
+        assert (plot["svg"], plot["band"], plot["estimate"]) == (True, 1, 1), name
+    score, noisy, hidden = shown["score"], shown["noisy"], shown["hidden"]
+    assert score["dots"] == 40 and "95% interval [0.990, 1.05]" in score["text"]
+    assert "estimate 1.02" in score["text"] and "noisy" not in score["text"]
+    assert score["speedup"] == "1.02 [0.990, 1.05]"
+    assert noisy["dots"] == 12 and "noisy" in noisy["text"] and "estimate 1.30" in noisy["text"]
+    assert noisy["speedup"] == "0.970 [0.970, 1.62] noisy"
+    # A hidden grade: the interval and the estimate, no pairs.
+    assert hidden["dots"] == 0 and "95% interval [1.80, 2.20]" in hidden["text"]
+    assert "hidden inputs" in hidden["text"]

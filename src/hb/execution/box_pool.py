@@ -58,6 +58,9 @@ class BoxSetup:
     argv: tuple[str, ...]
     env: tuple[tuple[str, str], ...]
     allow_syscalls: frozenset[str] = frozenset()
+    # A paired run's second box, of the same setup, runs this argv for the baseline (the same as
+    # `argv` but for a python delivery, whose baseline is the catalog's C solution).
+    baseline_argv: tuple[str, ...] | None = None
     # A probe writes its files as the runner exits: its runner is asked to end, not killed.
     ends_gracefully: bool = False
 
@@ -78,31 +81,49 @@ class StartedBox:
             self.supervisor = supervisor_pool.take()
             # Nothing of the box exists while it waits for the slot (no uid, cgroup or mount).
             with slot(setup.limits.cpus):
-                self.box = self._stack.enter_context(
-                    sandbox.Box(setup.root, setup.limits, threads=setup.threads,
-                                allow_syscalls=setup.allow_syscalls)
-                )  # fmt: skip
-                self.command = self.box.command(list(setup.argv), dict(setup.env))
-                self.private = Path(tempfile.mkdtemp(prefix="job-", dir=self.box.root))
-                self._stack.callback(shutil.rmtree, self.private, ignore_errors=True)
-                start = {
-                    "box": self.command.to_json(),
-                    "box_dir": str(self.box.workdir),
-                    "freeze": self.box.freeze_control(),
-                    "timeout_s": setup.limits.timeout_s,
-                    "kill_at_end": not setup.ends_gracefully,
-                }
-                (self.private / supervisor.START_FILE).write_text(json.dumps(start))
+                self.box, self.command, self.private = self._box(setup.argv)
+                self.baseline: tuple[sandbox.Box, sandbox.BoxCommand, Path] | None = None
+                if setup.baseline_argv is not None:
+                    self.baseline = self._box(setup.baseline_argv)
                 try:
-                    self.pid = self.supervisor.start_box(
-                        self.private, self.command.pass_fds, timeout=setup.limits.timeout_s + 60
-                    )
+                    pids = self.supervisor.start_box(
+                        [self.private, *([self.baseline[2]] if self.baseline else [])],
+                        self.pass_fds, timeout=setup.limits.timeout_s + 60,
+                    )  # fmt: skip
+                    self.pid = pids[0] if pids else None
                 except (subprocess.TimeoutExpired, OSError):
                     self.supervisor.end()
                     self.supervisor = supervisor_pool.take()
         except BaseException:
             self.discard()
             raise
+
+    def _box(self, argv: tuple[str, ...]) -> tuple[sandbox.Box, sandbox.BoxCommand, Path]:
+        """One box of the setup running `argv`, its command and the job directory its start file
+        is written to."""
+        setup = self.setup
+        box = self._stack.enter_context(
+            sandbox.Box(setup.root, setup.limits, threads=setup.threads,
+                        allow_syscalls=setup.allow_syscalls)
+        )  # fmt: skip
+        command = box.command(list(argv), dict(setup.env))
+        private = Path(tempfile.mkdtemp(prefix="job-", dir=box.root))
+        self._stack.callback(shutil.rmtree, private, ignore_errors=True)
+        start = {
+            "box": command.to_json(),
+            "box_dir": str(box.workdir),
+            "freeze": box.freeze_control(),
+            "timeout_s": setup.limits.timeout_s,
+            "kill_at_end": not setup.ends_gracefully,
+        }
+        (private / supervisor.START_FILE).write_text(json.dumps(start))
+        return box, command, private
+
+    @property
+    def pass_fds(self) -> tuple[int, ...]:
+        """The descriptors every box command of this start needs passed to its supervisor."""
+        fds = tuple(self.command.pass_fds)
+        return fds + (tuple(self.baseline[1].pass_fds) if self.baseline else ())
 
     @property
     def name(self) -> str:
@@ -116,16 +137,22 @@ class StartedBox:
             raise RuntimeError("a started box serves one grade")
         self._served = True
         try:
-            ended = self.supervisor.supervise(self.private, self.command.pass_fds, timeout)
+            ended = self.supervisor.supervise(self.private, self.pass_fds, timeout)
         except BaseException:
             self.supervisor = None  # ended by Supervisor.supervise
-            self.box.kill()
+            self.kill()
             raise
         if ended.returncode != 0:
             self.supervisor = None
         # Nothing the submission left running outlives its grade's slot.
-        self.box.kill()
+        self.kill()
         return ended
+
+    def kill(self) -> None:
+        """End every process of the start's boxes now."""
+        self.box.kill()
+        if self.baseline is not None:
+            self.baseline[0].kill()
 
     def discard(self) -> None:
         """End the box and everything in it, remove its directories and give its uid back. Its

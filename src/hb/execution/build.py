@@ -43,14 +43,15 @@ def compiler_identity(compiler: str) -> str:
     return out.stdout.splitlines()[0] if out.stdout else compiler
 
 
-def build_flags(language_name: str, libraries: list[str], baseline: bool) -> list[str]:
-    """The compiler's arguments: the language's flags (the C baseline's at -O2), the C prelude
+def build_flags(language_name: str, libraries: list[str]) -> list[str]:
+    """The compiler's arguments: the language's flags (the same for a submission and for the
+    catalog's baseline, which is built as a C submission), the C prelude
     where the language includes it, the output and source, then the libraries. A python build is
     a syntax check of the source."""
     lang = languages.language(language_name)
     if lang.delivery == "python":
         return [*lang.flags, lang.source_name]
-    flags = list(languages.C_BASELINE_FLAGS if baseline else languages.compile_flags(lang))
+    flags = list(languages.compile_flags(lang))
     link: list[str] = []
     for name in libraries:
         link += list(lang.catalog[name].link_flags)
@@ -69,14 +70,14 @@ def library_name(language_name: str) -> str:
     return lang.source_name if lang.delivery == "python" else LIBRARY_NAME
 
 
-def cache_key(source: str, language_name: str, libraries: list[str], baseline: bool) -> str:
+def cache_key(source: str, language_name: str, libraries: list[str]) -> str:
     lang = languages.language(language_name)
     digest = hashlib.sha256()
     for part in (
         source,
         precision.C_PRELUDE,
         compiler_identity(languages.compiler_path(language_name) or lang.compiler),
-        "\0".join(build_flags(language_name, libraries, baseline)),
+        "\0".join(build_flags(language_name, libraries)),
     ):
         digest.update(part.encode())
         digest.update(b"\0")
@@ -89,15 +90,14 @@ def build(
     libraries: list[str],
     cache_dir: Path,
     limits: sandbox.Limits,
-    baseline: bool = False,
 ) -> BuildResult:
-    """Build `source` (optimised, or at the baseline's -O2) into a cached shared library."""
+    """Build `source` with its language's flags into a cached shared library."""
     started = time.perf_counter_ns()
     refusal = sandbox.catalog_refusal(language_name, libraries)
     if refusal is not None:
         return BuildResult(False, None, False, 0, reason=refusal)
     lang = languages.language(language_name)
-    key = cache_key(source, language_name, libraries, baseline)
+    key = cache_key(source, language_name, libraries)
     output = library_name(language_name)
     target = cache_dir / key[:2] / key / output
     if target.is_file():
@@ -108,7 +108,7 @@ def build(
     try:
         result, kept = sandbox.run_sandboxed(
             [languages.compiler_path(language_name) or lang.compiler,
-             *build_flags(language_name, libraries, baseline)],
+             *build_flags(language_name, libraries)],
             cache_dir.parent / "boxes",
             limits,
             files={lang.source_name: source, HEADER_NAME: precision.C_PRELUDE},
@@ -157,7 +157,7 @@ def syntax_check(
     if refusal is not None:
         return SyntaxCheck(False, refusal, "")
     lang = languages.language(language_name)
-    flags = build_flags(language_name, libraries, baseline=False)
+    flags = build_flags(language_name, libraries)
     # nvcc has no -fsyntax-only: a cuda source's check is its whole build (nothing is kept).
     if lang.delivery == "library":
         flags.append("-fsyntax-only")

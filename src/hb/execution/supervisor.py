@@ -29,6 +29,7 @@ import os
 import select
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,8 @@ class RunFailure(Exception):
     """The box failed the rep: it crashed, stopped answering, or broke the protocol."""
 
 
+# The prefix of a failure of a paired run's baseline box (the judge's, never the submission's).
+BASELINE_SIDE = "baseline: "
 # A box that answered before it was asked (a thread of it that answered twice).
 UNASKED = "protocol: an answer came before the call (the box answered twice or unasked)"
 
@@ -434,10 +437,9 @@ class _Session:
         report["returncode"] = self.process.returncode
 
 
-def _run(jobdir: Path, job: dict[str, Any], arenas: list[_Arena], callers: int,
-         body: Any) -> dict[str, Any]:  # fmt: skip
-    report: dict[str, Any] = {"ok": False, "reps": [], "round_trip_ns": 0}
-    ended = False
+def _open_session(jobdir: Path, job: dict[str, Any], arenas: list[_Arena],
+                  callers: int) -> _Session:  # fmt: skip
+    """The session of `jobdir`'s box: the one started ahead for it, or one started now."""
     session = _started.pop(jobdir, None)
     if session is not None and (arenas or callers != 1 or session.process.poll() is not None):
         # A box started ahead is a single runner's, without arenas; one whose runner ended
@@ -446,162 +448,294 @@ def _run(jobdir: Path, job: dict[str, Any], arenas: list[_Arena], callers: int,
         session = None
     if session is not None:
         session.bind(float(job["timeout_s"]))
-    else:
-        session = _Session(jobdir, job, arenas, callers, [])
+        return session
+    return _Session(jobdir, job, arenas, callers, [])
+
+
+def _run(jobdir: Path, job: dict[str, Any], arenas: list[_Arena], callers: int,
+         body: Any) -> dict[str, Any]:  # fmt: skip
+    """Run `body` on the job's session (and, for a paired job, the baseline's session after it),
+    credit each session's reps with its own round trip, and end every box."""
+    report: dict[str, Any] = {"ok": False, "reps": [], "round_trip_ns": 0}
+    ended = False
+    sessions: list[_Session] = []
+    reports = [report]
     try:
-        body(session, report)
-        session.credit(report)
+        sessions.append(_open_session(jobdir, job, arenas, callers))
+        paired = job.get("baseline")
+        if paired:
+            baseline_dir = Path(paired["jobdir"])
+            start = json.loads((baseline_dir / START_FILE).read_text())
+            sessions.append(_open_session(baseline_dir, {**start, **paired}, [], 1))
+            report["baseline"] = {"ok": False, "reps": [], "round_trip_ns": 0}
+            reports.append(report["baseline"])
+        body(*sessions, report)
+        for session, part in zip(sessions, reports, strict=False):
+            session.credit(part)
         ended = True
     except RunFailure as failure:
         report["failure"] = str(failure)
-    except (OSError, ValueError, KeyError, MemoryError) as error:
+    except (OSError, ValueError, KeyError, MemoryError, TypeError) as error:
         report["failure"] = f"supervisor: {describe(error)}"
     finally:
-        session.finish(report, ended)
+        # The submission's session ends last: its runner's exit status is the report's.
+        for session in reversed(sessions):
+            session.finish(report, ended)
     return report
 
 
+class _Waits:
+    """What kept a box from running while it was timed: the nanoseconds its threads spent
+    runnable but waiting for a CPU (each thread's run_delay in /proc/PID/task/TID/schedstat,
+    summed over the box's processes, so on cgroup v1 and v2 alike), and the host's steal time
+    (from /proc/stat, in the kernel's ticks). Both are read with the box frozen, when neither
+    grows on the box's account."""
+
+    TICK_NS = 1_000_000_000 // (os.sysconf("SC_CLK_TCK") or 100)
+
+    def __init__(self, session: _Session) -> None:
+        self.session = session
+
+    def box_ns(self) -> int:
+        total = 0
+        for pid in _box_pids(self.session.control, self.session.process.pid):
+            with contextlib.suppress(OSError):
+                for task in Path(f"/proc/{pid}/task").iterdir():
+                    with contextlib.suppress(OSError, ValueError, IndexError):
+                        total += int((task / "schedstat").read_text().split()[1])
+        return total
+
+    @classmethod
+    def steal_ns(cls) -> int:
+        with contextlib.suppress(OSError, ValueError, IndexError), open("/proc/stat") as stat:
+            return int(stat.readline().split()[8]) * cls.TICK_NS
+        return 0
+
+    def around(self, call: Any) -> tuple[int, int, int, int]:
+        """`call()`'s time and its start (CLOCK_MONOTONIC), with the box's waits and the host's
+        steal over it."""
+        waited, stolen = self.box_ns(), self.steal_ns()
+        begun = time.monotonic_ns()
+        seen = int(call())
+        return seen, begun, self.box_ns() - waited, self.steal_ns() - stolen
+
+
+class _Side:
+    """One box of a single-node run and what it is given: its pointers (in the kernel's order),
+    its reps' input files and trailing arguments, its conversions, the region of its runner's
+    memory the arguments are staged in, the buffers its outputs are read back into, and the
+    file its outputs are written to."""
+
+    def __init__(self, session: _Session, jobdir: Path, job: dict[str, Any], output_names: list[str],
+                 describe_arrays: bool, batch: int, label: str = "") -> None:  # fmt: skip
+        self.session, self.jobdir, self.job, self.label = session, jobdir, job, label
+        self.pointers: list[str] = job["pointers"]
+        self.output_names = output_names
+        self.reps: list[dict[str, Any]] = job["reps"]
+        self.program = _conversion_program(job)
+        self.sizes = (job.get("conversion") or {}).get("sizes", {})
+        self.describe_arrays = describe_arrays
+        self.zeros = np.zeros(max(int(job["workspace_bytes"]), 1), dtype=np.uint8)
+        self.workspace_bytes = int(job["workspace_bytes"])
+        self.hosts: dict[int, int] = {}
+        self.placed: dict[bytes, _BoxMemory] = {}
+        self.waits = _Waits(session)
+        self.stirred: _Stir | None = None
+        # Per place in a batch: the inputs read from their file, the kernel-side buffers (made,
+        # and faulted in, by the first batch and refilled by the others; the times are relayout's
+        # own of the conversion, not of its checks) and the buffers the box's memory is read back
+        # into.
+        self.held: list[dict[str, np.ndarray]] = [{} for _ in range(batch)]
+        self.kept: list[dict[str, Any]] = [{} for _ in range(batch)]
+        self.read_back: list[dict[str, np.ndarray]] = [{} for _ in range(batch)]
+        self.ready: list[tuple[Any, ...]] = []
+        self.seen: list[tuple[int, int, int, int]] = []
+        self.written = Outputs(jobdir, len(self.reps))
+
+    def start(self) -> None:
+        """The runner's loop in C answers every ping and call from here on (boxcall); the box is
+        left frozen."""
+        with self.labelled():
+            if self.job.get("native_loop"):
+                self.session.stop(False)
+                self.session.channel.ask(b"c", b"d")
+            self.session.stop(True)
+
+    def read(self, group: range) -> None:
+        """Every rep of the batch read (and converted) first, so that between two of its timed
+        calls there is only the first's read-back and the second's staging."""
+        self.ready = []
+        for place_in_batch, index in enumerate(group):
+            staged = load_into(self.jobdir / self.reps[index]["inputs"], self.held[place_in_batch])
+            if index == 0:
+                self.written.prepare({name: staged[name] for name in self.output_names})
+            convert_in_ns = 0
+            buffers = staged
+            if self.program is not None:
+                buffers = self.kept[place_in_batch] = self.program.convert_in(
+                    staged, self.sizes, buffers=self.kept[place_in_batch]
+                )
+                convert_in_ns = self.program.timings.convert_in_ns
+            arrays = [buffers[name] if name in buffers else staged[name] for name in self.pointers]
+            self.ready.append((staged, buffers, arrays, convert_in_ns))
+        self.seen = []
+
+    def calibrate(self, count: int) -> None:
+        """The first pings reach the runner before it loads its library (at the first "a"), so
+        the fastest round trip is one the library could not slow down; each follows a staging of
+        as many bytes as the first rep's."""
+        if self.stirred is None:
+            self.stirred = _Stir(sum(a.nbytes for a in self.ready[0][2]) + self.zeros.nbytes)
+            for pid in _box_pids(self.session.control, self.session.process.pid)[:1]:
+                self.session.beside.follow(pid)
+            self.session.beside.near()
+        with self.labelled():
+            self.session.calibrate(count, self.stirred)
+
+    def _place(self, size: int, offsets: list[int], trailing: list[dict[str, Any]],
+               workspace_offset: int, arrays: list[np.ndarray]) -> _BoxMemory:  # fmt: skip
+        session, channel = self.session, self.session.channel
+        message = _arguments(size, offsets, trailing, workspace_offset, self.workspace_bytes,
+                             arrays if self.describe_arrays else None)  # fmt: skip
+        if message in self.placed:
+            # The runner holds the arguments of the rep before, which are this rep's too: the
+            # box stays frozen, and the calls stay as close together as they can.
+            return self.placed[message]
+        self.placed.clear()
+        # The box is thawed only to take the layout: no input is in its memory yet.
+        session.stop(False)
+        channel.ask(message, b"r")
+        try:
+            box_pid, base = (int(field) for field in channel.line().split())
+        except ValueError:
+            raise RunFailure("protocol: the runner's answer has no address") from None
+        if not session.stop(True):
+            raise RunFailure("freeze")
+        if box_pid not in self.hosts:  # found once, not on every rep
+            self.hosts[box_pid] = _host_pid(box_pid, session.control, session.process.pid)
+        session.beside.follow(self.hosts[box_pid])
+        session.beside.near()
+        self.placed[message] = _BoxMemory(self.hosts[box_pid], base, size)
+        return self.placed[message]
+
+    def call(self, place_in_batch: int, index: int) -> None:
+        """Stage rep `index`'s arguments [frozen], time its call, and read back [frozen] before
+        anything of the box runs again: the outputs, or every converted pointer when
+        conversions write the outputs back from them. A failure names the side (its label)."""
+        with self.labelled():
+            self._call(place_in_batch, index)
+
+    @contextlib.contextmanager
+    def labelled(self) -> Iterator[None]:
+        """A failure of this side's box, named with its label."""
+        try:
+            yield
+        except RunFailure as failure:
+            raise RunFailure(f"{self.label}{failure}") from None
+
+    def _call(self, place_in_batch: int, index: int) -> None:
+        _, buffers, arrays, _ = self.ready[place_in_batch]
+        offsets, cursor = [], 0
+        for array in arrays:
+            offsets.append(cursor)
+            cursor = _aligned(cursor + max(array.nbytes, 1))
+        workspace_offset = cursor
+        memory = self._place(cursor + self.zeros.nbytes, offsets, self.reps[index]["trailing"],
+                             workspace_offset, arrays)  # fmt: skip
+        self.session.beside.near()
+        for offset, array in zip(offsets, arrays, strict=True):
+            memory.write(offset, array)
+        memory.write(workspace_offset, self.zeros)
+        self.seen.append(self.waits.around(self.session.timed_call))
+        wanted = set(self.output_names) | (set(buffers) if self.program is not None else set())
+        mine = self.read_back[place_in_batch]
+        mine.update({
+            name: memory.read(offset, array, mine.get(name))
+            for name, offset, array in zip(self.pointers, offsets, arrays, strict=True)
+            if name in wanted
+        })  # fmt: skip
+
+    def write(self, group: range, report: dict[str, Any]) -> None:
+        """The batch's outputs converted out and written, and each rep's figures reported."""
+        for place_in_batch, index in enumerate(group):
+            staged, _, _, convert_in_ns = self.ready[place_in_batch]
+            snapshot = self.read_back[place_in_batch]
+            convert_out_ns = 0
+            if self.program is not None:
+                outputs = {n: staged[n] for n in self.output_names}
+                self.program.convert_out(snapshot, outputs, self.sizes)
+                convert_out_ns = self.program.timings.convert_out_ns
+            else:
+                outputs = {n: snapshot[n] for n in self.output_names}
+            self.written.write(index, outputs)
+            seen_ns, begun_ns, waited_ns, stolen_ns = self.seen[place_in_batch]
+            report["reps"].append({
+                "seen_ns": seen_ns,
+                "started_ns": begun_ns,
+                "wait_ns": waited_ns,
+                "steal_ns": stolen_ns,
+                "convert_in_ns": convert_in_ns + int(self.reps[index].get("convert_in_ns", 0)),
+                "convert_out_ns": convert_out_ns,
+            })  # fmt: skip
+        report["outputs"] = self.written.layout()
+
+
 def supervise(jobdir: Path) -> dict[str, Any]:
-    """A single-node run: the box runner calling the kernel on arguments in its own memory."""
+    """A single-node run: the box runner calling the kernel on arguments in its own memory. A
+    paired job ("baseline": the baseline box's job directory, pointers and reps) times the
+    baseline's box and the submission's alternately, rep by rep on the same inputs (baseline rep
+    i and submission rep i back to back, in an order that alternates with i), each box frozen
+    while the other runs."""
     job = json.loads((jobdir / JOB_FILE).read_text())
     if (jobdir / START_FILE).is_file():
         job = {**json.loads((jobdir / START_FILE).read_text()), **job}
     if job.get("mode") == "ranks":
         return supervise_ranks(jobdir, job)
-    program = _conversion_program(job)
-    sizes = (job.get("conversion") or {}).get("sizes", {})
-    pointers: list[str] = job["pointers"]
     output_names: list[str] = job["outputs"]
-    workspace_bytes = int(job["workspace_bytes"])
+    reps = job["reps"]
+    paired = job.get("baseline")
+    if paired and len(paired["reps"]) != len(reps):
+        raise ValueError("a paired job gives both boxes the same number of reps")
     # A python delivery's runner is told each array's dtype and shape (hb.execution.pybox).
     describe_arrays = job.get("delivery") == "python"
 
-    def body(session: _Session, report: dict[str, Any]) -> None:
-        channel = session.channel
-
-        hosts: dict[int, int] = {}
-        beside = session.beside
-
-        placed: dict[bytes, _BoxMemory] = {}
-
-        def place(size: int, offsets: list[int], trailing: list[dict[str, Any]],
-                  workspace_offset: int,
-                  arrays: list[np.ndarray] | None = None) -> _BoxMemory:  # fmt: skip
-            message = _arguments(size, offsets, trailing, workspace_offset, workspace_bytes,
-                                 arrays if describe_arrays else None)  # fmt: skip
-            if message in placed:
-                # The runner holds the arguments of the rep before, which are this rep's too:
-                # the box stays frozen, and the calls stay as close together as they can.
-                return placed[message]
-            placed.clear()
-            # The box is thawed only to take the layout: no input is in its memory yet.
-            session.stop(False)
-            channel.ask(message, b"r")
-            try:
-                box_pid, base = (int(field) for field in channel.line().split())
-            except ValueError:
-                raise RunFailure("protocol: the runner's answer has no address") from None
-            if not session.stop(True):
-                raise RunFailure("freeze")
-            if box_pid not in hosts:  # found once, not on every rep
-                hosts[box_pid] = _host_pid(box_pid, session.control, session.process.pid)
-            beside.follow(hosts[box_pid])
-            beside.near()
-            placed[message] = _BoxMemory(hosts[box_pid], base, size)
-            return placed[message]
-
-        if job.get("native_loop"):
-            # The runner's loop in C answers every ping and call from here on (hb.execution.boxcall).
-            session.stop(False)
-            channel.ask(b"c", b"d")
-        session.stop(True)
-        zeros = np.zeros(max(workspace_bytes, 1), dtype=np.uint8)
-        reps = job["reps"]
-        stirred: _Stir | None = None
+    def body(session: _Session, *rest: Any) -> None:
+        report: dict[str, Any] = rest[-1]
         if not reps:
+            session.stop(True)
             session.calibrate(CALIBRATION_PINGS)
-        batch = _batch(jobdir / reps[0]["inputs"]) if reps else 1
-        # Per place in a batch: the inputs read from their file, the kernel-side buffers (made,
-        # and faulted in, by the first batch and refilled by the others; the times are relayout's
-        # own of the conversion, not of its checks) and the buffers the box's memory is read back
-        # into.
-        held: list[dict[str, np.ndarray]] = [{} for _ in range(batch)]
-        kept: list[dict[str, Any]] = [{} for _ in range(batch)]
-        read_back: list[dict[str, np.ndarray]] = [{} for _ in range(batch)]
-        written = Outputs(jobdir, len(reps))
+            return
+        batch = _batch(jobdir / reps[0]["inputs"])
+        if paired:
+            batch = max(1, batch // 2)
+        sides = [_Side(session, jobdir, job, output_names, describe_arrays, batch)]
+        reports = [report]
+        if paired:
+            baseline_session: _Session = rest[0]
+            baseline_job = {**paired, "outputs": output_names}
+            sides.insert(0, _Side(baseline_session, Path(paired["jobdir"]), baseline_job,
+                                  output_names, False, batch, BASELINE_SIDE))  # fmt: skip
+            reports.insert(0, report["baseline"])
+        for side in sides:
+            side.start()
         for first in range(0, len(reps), batch):
             group = range(first, min(first + batch, len(reps)))
-            # Every rep of the batch read (and converted) first, so that between two of its
-            # timed calls there is only the first's read-back and the second's staging.
-            ready = []
+            for side in sides:
+                side.read(group)
+                if side.stirred is None:
+                    side.calibrate(CALIBRATION_PINGS)
             for place_in_batch, index in enumerate(group):
-                staged = load_into(jobdir / reps[index]["inputs"], held[place_in_batch])
-                if index == 0:
-                    written.prepare({name: staged[name] for name in output_names})
-                convert_in_ns = 0
-                buffers = staged
-                if program is not None:
-                    buffers = kept[place_in_batch] = program.convert_in(
-                        staged, sizes, buffers=kept[place_in_batch]
-                    )
-                    convert_in_ns = program.timings.convert_in_ns
-                arrays = [buffers[name] if name in buffers else staged[name] for name in pointers]
-                ready.append((staged, buffers, arrays, convert_in_ns))
-            if stirred is None:
-                # The first pings reach the runner before it loads the submission (at the first
-                # "a"), so the fastest round trip is one the submission could not slow down; each
-                # follows a staging of as many bytes as the first rep's.
-                stirred = _Stir(sum(a.nbytes for a in ready[0][2]) + zeros.nbytes)
-                for pid in _box_pids(session.control, session.process.pid)[:1]:
-                    beside.follow(pid)
-                beside.near()
-                session.calibrate(CALIBRATION_PINGS, stirred)
-            beside.near()
-            seen_ns = []
-            for place_in_batch, index in enumerate(group):
-                staged, buffers, arrays, _ = ready[place_in_batch]
-                offsets, cursor = [], 0
-                for array in arrays:
-                    offsets.append(cursor)
-                    cursor = _aligned(cursor + max(array.nbytes, 1))
-                workspace_offset = cursor
-                memory = place(
-                    cursor + zeros.nbytes, offsets, reps[index]["trailing"], workspace_offset,
-                    arrays,
-                )  # fmt: skip
-                # [frozen] every pointer's contents and a zeroed workspace, then the timed call.
-                for offset, array in zip(offsets, arrays, strict=True):
-                    memory.write(offset, array)
-                memory.write(workspace_offset, zeros)
-                seen_ns.append(session.timed_call())
-                # [frozen] read back before anything of the box runs again: the outputs, or
-                # every converted pointer when conversions write the outputs back from them.
-                wanted = set(output_names) | (set(buffers) if program is not None else set())
-                mine = read_back[place_in_batch]
-                mine.update({
-                    name: memory.read(offset, array, mine.get(name))
-                    for name, offset, array in zip(pointers, offsets, arrays, strict=True)
-                    if name in wanted
-                })  # fmt: skip
-            session.calibrate(PINGS_PER_REP * len(group), stirred)
-            beside.away()
-            for place_in_batch, index in enumerate(group):
-                staged, _, _, convert_in_ns = ready[place_in_batch]
-                snapshot = read_back[place_in_batch]
-                convert_out_ns = 0
-                if program is not None:
-                    program.convert_out(snapshot, {n: staged[n] for n in output_names}, sizes)
-                    convert_out_ns = program.timings.convert_out_ns
-                    outputs = {n: staged[n] for n in output_names}
-                else:
-                    outputs = {n: snapshot[n] for n in output_names}
-                written.write(index, outputs)
-                report["reps"].append({
-                    "seen_ns": seen_ns[place_in_batch],
-                    "convert_in_ns": convert_in_ns + int(reps[index].get("convert_in_ns", 0)),
-                    "convert_out_ns": convert_out_ns,
-                })  # fmt: skip
-            report["outputs"] = written.layout()
+                # A pair's two calls are apart only by one read-back and one staging, the
+                # baseline's first in even pairs and the submission's first in odd ones, so that
+                # an advantage of going first or second cancels over the pairs.
+                for side in sides if index % 2 == 0 else reversed(sides):
+                    side.call(place_in_batch, index)
+            for side in sides:
+                side.session.beside.near()
+                side.calibrate(PINGS_PER_REP * len(group))
+            session.beside.away()
+            for side, part in zip(sides, reports, strict=True):
+                side.write(group, part)
 
     return _run(jobdir, job, [], 1, body)
 
@@ -907,29 +1041,33 @@ def describe(error: BaseException) -> str:
 
 # The descriptors the current job brought, by their numbers in the judge (serve()).
 _received: dict[int, int] = {}
-# The box started ahead of its job (start_box), by the job's directory: at most one.
+# The boxes started ahead of their job (start_box), by their job directories: one job's.
 _started: dict[Path, _Session] = {}
 
 
-def start_box(jobdir: Path) -> bytes:
-    """Start the box of a job whose grade is not known yet (JOBDIR/START_FILE: the box's command,
-    run directory, freezer and limit) and wait until its runner answers a ping; the job itself
-    comes later to the same directory. Answers "ready PID" (the box's first process on the host)
-    or "failed", after which the job starts its box itself and reports what happened."""
+def start_box(jobdirs: list[Path]) -> bytes:
+    """Start the boxes of a job whose grade is not known yet (each JOBDIR/START_FILE: a box's
+    command, run directory, freezer and limit; a paired run's second box is its baseline's) and
+    wait until each runner answers a ping; the job itself comes later to the first directory.
+    Answers "ready PID ..." (each box's first process on the host) or "failed", after which the
+    job starts its boxes itself and reports what happened."""
     for session in _started.values():
         session.discard()
     _started.clear()
-    try:
-        session = _Session(jobdir, json.loads((jobdir / START_FILE).read_text()), [], 1, [])
-    except (OSError, ValueError, KeyError, TypeError):
-        return b"failed\n"
-    try:
-        session.channel.ask(b"p", b"d")
-    except (RunFailure, OSError):
-        session.discard()
-        return b"failed\n"
-    _started[jobdir] = session
-    return f"ready {session.process.pid}\n".encode()
+    pids = []
+    for jobdir in jobdirs:
+        try:
+            session = _Session(jobdir, json.loads((jobdir / START_FILE).read_text()), [], 1, [])
+        except (OSError, ValueError, KeyError, TypeError):
+            return b"failed\n"
+        try:
+            session.channel.ask(b"p", b"d")
+        except (RunFailure, OSError):
+            session.discard()
+            return b"failed\n"
+        _started[jobdir] = session
+        pids.append(str(session.process.pid))
+    return f"ready {' '.join(pids)}\n".encode()
 
 
 def run_job(jobdir: Path) -> None:
@@ -961,7 +1099,7 @@ def serve(fd: int) -> int:
         _received.update(zip(request["fds"], fds, strict=False))
         try:
             if "start" in request:
-                answer = start_box(Path(request["start"]))
+                answer = start_box([Path(d) for d in request["start"]])
             else:
                 run_job(Path(request["jobdir"]))
                 answer = b"done\n"

@@ -81,13 +81,21 @@ class Supervisor:
             if waiting.poll(remaining * 1e3):
                 return self.socket.recv(64)
 
-    def start_box(self, jobdir: Path, pass_fds: Sequence[int], timeout: float) -> int | None:
-        """Start the box of JOBDIR's start file ahead of its job (hb.execution.supervisor.start_box): the
-        host id of its first process once its runner answers, None when it did not start (the
-        job then starts it again and reports why)."""
-        answer = self._ask({"start": str(jobdir)}, pass_fds, timeout).split()
-        if answer[:1] == [b"ready"] and len(answer) == 2 and answer[1].isdigit():
-            return int(answer[1])
+    def start_box(
+        self, jobdirs: Sequence[Path], pass_fds: Sequence[int], timeout: float
+    ) -> list[int] | None:
+        """Start the boxes of each JOBDIR's start file ahead of their job
+        (hb.execution.supervisor.start_box): the host id of each box's first process once its
+        runner answers, None when one did not start (the job then starts them again and reports
+        why)."""
+        request = {"start": [str(jobdir) for jobdir in jobdirs]}
+        answer = self._ask(request, pass_fds, timeout).split()
+        if (
+            answer[:1] == [b"ready"]
+            and len(answer) == len(jobdirs) + 1
+            and all(pid.isdigit() for pid in answer[1:])
+        ):
+            return [int(pid) for pid in answer[1:]]
         if not answer:
             raise OSError("the supervisor ended")
         return None

@@ -21,8 +21,9 @@ from hb.distributed.launch import launcher_settings
 from hb.distributed.policy import default_requests
 from hb.envelope import Submission
 from hb.execution import build, runner
-from hb.judge import refusals
+from hb.judge import paired, refusals
 from hb.judge.grading import (
+    Comparison,
     Problem,
     RepProblem,
     compare_reps,
@@ -41,6 +42,7 @@ from hb.judge.outcome import (
     hidden_mismatch,
     is_hidden_route,
 )
+from hb.judge.paired import Pairs
 from hb.judge.refusals import relayout_check
 from hb.kernels import Manifest
 from hb.requests_api import RequestError, Requests, RequestsCheck
@@ -200,17 +202,65 @@ class DenseGrader(Grader):
             )
             return outcome.failed(failure)
         delivery = languages.language(submission.language).delivery
-        run = self.run(built.library, manifest, precision, sizes, reps, pointers, conversion,
-                        conversion_files, delivery)  # fmt: skip
-        outcome.protections = run.protections
-        if not run.ok:
-            return outcome.failed(HIDDEN_RUN_FAILED if hidden else run.reason or "the run failed")
-        comparison = compare_reps(run, problems, problem.band)
+        mode = self.config.grading.timing
+        # The baseline is timed beside the submission in every host delivery; a cuda delivery's
+        # run is its own runner's (hb.execution.cudarunner), timed against the stored baseline.
+        paired = mode == "paired" and delivery != "cuda"
+        baseline = self.baseline_library(manifest) if paired else None
+        if paired and baseline is None:
+            return outcome.failed("harness: the catalog's baseline did not build")
+        rounds: list[tuple[runner.RunResult, list[RepProblem]]] = []
+        first, total = 0, 0
+        while True:
+            count = self.config.grading.reps
+            if rounds:
+                # A later round of the noise gate: as many pairs again, within max_pairs, on
+                # inputs no earlier rep of the grade saw.
+                count = min(count, self.config.grading.max_pairs - total)
+                problems = self.problems(manifest, preset, precision, seed, sizes, scalars, first,
+                                         self.config.grading.warmup + count)  # fmt: skip
+                try:
+                    reps, pointers = self.rep_inputs(manifest, granted, precision, sizes, scalars,
+                                                     problems, pointers)  # fmt: skip
+                except ValueError as error:
+                    return outcome.failed(HIDDEN_CONVERSION_FAILED if hidden
+                                          else f"the sparse conversion failed: {error}")  # fmt: skip
+            beside = self.beside(baseline, manifest, precision, sizes, scalars, problems) \
+                if paired else None  # fmt: skip
+            run = self.run(built.library, manifest, precision, sizes, reps, pointers, conversion,
+                           conversion_files, delivery, baseline=beside)  # fmt: skip
+            outcome.protections = run.protections
+            if not run.ok:
+                failed = run.reason or "the run failed"
+                if hidden and not failed.startswith("harness: "):
+                    failed = HIDDEN_RUN_FAILED
+                return outcome.failed(failed)
+            comparison = compare_reps(run, problems, problem.band)
+            if comparison.correct and run.baseline is not None:
+                checked_baseline = compare_reps(run.baseline, problems, problem.band)
+                if not checked_baseline.correct:
+                    return outcome.failed(
+                        "harness: the catalog's baseline missed the reference on the grade's "
+                        "inputs" + ("" if hidden else f" ({checked_baseline.reason})")
+                    )
+            rounds.append((run, problems))
+            first += self.config.grading.warmup + count
+            total += count
+            if not comparison.correct or not paired:
+                break
+            if total >= self.config.grading.max_pairs or not self.pairs_of(rounds).wanted(
+                self.config.grading.reps,
+                self.config.grading.max_relative_ci,
+                self.config.grading.max_wait,
+            ):
+                break
         verdict = comparison.reason
         if hidden and verdict is not None:
             verdict = hidden_mismatch(verdict, list(problems[0].expected))
+        if paired:
+            return self.credit_pairs(outcome, comparison, verdict, self.pairs_of(rounds), run)
         native_ns, baseline_reps = run.kernel_ns, []
-        if self.config.grading.timing == "mannwhitney":
+        if mode == "mannwhitney":
             # The baseline's reps are timed in this grade, under the same conditions.
             baseline_run = self.baseline_run(manifest, precision, sizes, scalars, problems)
             baseline_reps = baseline_run.timed if baseline_run is not None else []
@@ -233,11 +283,83 @@ class DenseGrader(Grader):
             convert_out_ns=run.convert_out_ns, max_rel_error=comparison.max_relative_error,
             run_wall_s=run.wall_s,
             timing=TimingInfo(
-                mode=self.config.grading.timing, reps_ns=run.timed,
+                mode=mode, reps_ns=run.timed,
                 baseline_reps_ns=baseline_reps, warmup=run.warmup,
                 credited_rep=run.credited - run.warmup, round_trip_ns=run.round_trip_ns,
                 dispersion=Dispersion(**dispersion(run.timed)),
             ),
+        )  # fmt: skip
+
+    def pairs_of(self, rounds: list[tuple[runner.RunResult, list[RepProblem]]]) -> Pairs:
+        """Every timed pair of a paired grade's rounds (warm-ups left out), in the order timed."""
+        pairs = Pairs()
+        for run, _ in rounds:
+            assert run.baseline is not None
+            base = run.baseline
+            for index in range(run.warmup, len(run.rep_kernel_ns)):
+                pairs.add(
+                    base.rep_kernel_ns[index], run.rep_kernel_ns[index],
+                    base.rep_wait_ns[index] + run.rep_wait_ns[index],
+                    base.rep_steal_ns[index] + run.rep_steal_ns[index],
+                    base.rep_started_ns[index], run.rep_started_ns[index],
+                )  # fmt: skip
+        return pairs
+
+    def credit_pairs(self, outcome: GradeOutcome, comparison: Comparison, verdict: str | None,
+                     pairs: Pairs, run: runner.RunResult) -> GradeOutcome:  # fmt: skip
+        """A paired grade's credit: the estimate over its undisturbed pairs (all of them where
+        fewer than two are), its interval, and whether it is noisy (then credited its lower
+        bound)."""
+        grading = self.config.grading
+        estimate = pairs.estimate(grading.max_wait)
+        credit, noisy = paired.credited(estimate, grading.max_relative_ci)
+        used = pairs.used(grading.max_wait)
+        if not comparison.correct:
+            credit, noisy = 0.0, False
+        outcome = self.credited(
+            outcome, comparison.correct, credit, reason=verdict,
+            native_ns=int(np.median([pairs.submission_ns[i] for i in used])),
+            baseline_ns=int(np.median([pairs.baseline_ns[i] for i in used])),
+            convert_in_ns=run.convert_in_ns, convert_out_ns=run.convert_out_ns,
+            max_rel_error=comparison.max_relative_error, run_wall_s=run.wall_s,
+            speedup_ci=[estimate.low, estimate.high] if comparison.correct else None,
+            noisy=noisy,
+            timing=TimingInfo(
+                mode="paired", reps_ns=pairs.submission_ns, baseline_reps_ns=pairs.baseline_ns,
+                warmup=run.warmup, credited_rep=-1, round_trip_ns=run.round_trip_ns,
+                dispersion=Dispersion(**dispersion(pairs.submission_ns)),
+                ratios=pairs.ratios, pairs=len(used), estimate=estimate.speedup,
+                coverage=estimate.coverage, retimed=sorted(set(range(len(pairs))) - set(used)),
+                wait_ns=pairs.wait_ns, steal_ns=pairs.steal_ns,
+                started_ns=[list(span) for span in pairs.started_ns],
+            ),
+        )  # fmt: skip
+        if comparison.correct:
+            # The measured speedup is the estimate, whatever the credit (a noisy grade's lower
+            # bound, a suspect grade's 0).
+            outcome = outcome.model_copy(update={"measured_speedup": estimate.speedup})
+        return outcome
+
+    def baseline_library(self, manifest: Manifest) -> Path | None:
+        """The kernel's catalog solution built as a C submission is built (the same flags),
+        cached; None where it does not build."""
+        built = build.build(
+            kernels.solution_source(manifest.name), "c", [], self.config.build_cache_dir,
+            self.build_limits,
+        )  # fmt: skip
+        return built.library if built.ok else None
+
+    def beside(self, library: Path | None, manifest: Manifest, precision: str,
+               sizes: dict[str, int], scalars: dict[str, float],
+               problems: list[RepProblem]) -> runner.Baseline | None:  # fmt: skip
+        """The baseline a paired run times beside the submission: the catalog solution on every
+        rep's canonical inputs, in the kernel's own pointer order."""
+        if library is None:
+            return None
+        trailing = abi.trailing_arguments(manifest, sizes, scalars, precision)
+        return runner.Baseline(
+            library, abi.symbol(manifest, precision), kernels.pointer_names(manifest),
+            [runner.RepInput(p.inputs, trailing) for p in problems],
         )  # fmt: skip
 
     def problems(
@@ -248,19 +370,24 @@ class DenseGrader(Grader):
         seed: int,
         sizes: dict[str, int],
         scalars: dict[str, float],
+        first: int = 0,
+        count: int | None = None,
     ) -> list[RepProblem]:
-        """The inputs and reference outputs of every rep (warm-ups first), each drawn from a seed
-        of its own (rep_seed), cached per (kernel, preset, precision, seed)."""
-        key = (manifest.name, preset, precision, seed)
+        """The inputs and reference outputs of `count` reps (default: the warm-ups and reps of
+        one round) from rep `first` on, each drawn from a seed of its own (rep_seed), cached per
+        (kernel, preset, precision, seed, first, count). A paired grade's later rounds start
+        where the one before ended, so no rep of a grade sees inputs an earlier one saw."""
+        if count is None:
+            count = self.config.grading.warmup + self.config.grading.reps
+        key = (manifest.name, preset, precision, seed, first, count)
         cache, lock = self.judge.references, self.judge.references_lock
         with lock:
             if key in cache:
                 cache.move_to_end(key)
                 return cache[key]
-        count = self.config.grading.warmup + self.config.grading.reps
         dtype = np.dtype(_numpy_name(precision))
         problems = []
-        for index in range(count):
+        for index in range(first, first + count):
             inputs = kernels.make_inputs(manifest, sizes, rep_seed(seed, index), dtype)
             expected = kernels.reference_outputs(manifest, inputs, sizes, scalars)
             problems.append(RepProblem(inputs, expected))
@@ -310,6 +437,7 @@ class DenseGrader(Grader):
         delivery: str = "library",
         threads: int | None = None,
         probe: runner.BoxProbe | None = None,
+        baseline: runner.Baseline | None = None,
     ) -> runner.RunResult:
         """One timed run in a box: a warm-up and timed reps, each on inputs of its own; `threads`
         (default sandbox.threads) and a profiler's `probe` for POST /profile. A cuda delivery
@@ -342,6 +470,7 @@ class DenseGrader(Grader):
             conversion_files=conversion_files,
             delivery=delivery,
             probe=probe,
+            baseline=baseline,
         )
 
     def rep_inputs(
@@ -406,17 +535,12 @@ class DenseGrader(Grader):
         """One timed run of the kernel's reference C solution (built at -O2, cached) on the
         grade's own rep inputs, in a box like any submission; None where it does not build or
         run."""
-        built = build.build(
-            kernels.solution_source(manifest.name), "c", [], self.config.build_cache_dir,
-            self.build_limits, baseline=True,
-        )  # fmt: skip
-        if not built.ok or built.library is None:
+        library = self.baseline_library(manifest)
+        if library is None:
             return None
         trailing = abi.trailing_arguments(manifest, sizes, scalars, precision)
         reps = [runner.RepInput(p.inputs, trailing) for p in problems]
-        run = self.run(
-            built.library, manifest, precision, sizes, reps, kernels.pointer_names(manifest)
-        )
+        run = self.run(library, manifest, precision, sizes, reps, kernels.pointer_names(manifest))
         return run if run.ok else None
 
 

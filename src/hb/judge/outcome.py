@@ -29,6 +29,7 @@ HIDDEN_REASON = re.compile(
 # Failures before any hidden input exists: a build sees only the source and the request (neither
 # build takes the seed), so its reason and the compiler's log are kept.
 PUBLIC_FAILURES = (
+    "harness: ",  # the judge's own fault (its baseline), which says nothing of the inputs
     "build failed",
     "the MPI build failed",
     "the request's conversion kernels did not build",
@@ -79,7 +80,12 @@ class Dispersion(BaseModel):
 
 
 class TimingInfo(BaseModel):
-    """The timed reps of a single-node grade as the supervisor measured them."""
+    """The timed reps of a single-node grade as the supervisor measured them. A paired grade's
+    (mode "paired") reps_ns and baseline_reps_ns are its pairs in the order timed (over every
+    round), `ratios` their speedups, `retimed` the pairs left out of the estimate because their
+    boxes waited for a CPU (wait_ns, steal_ns over each pair), `pairs` how many it rests on,
+    `estimate` and `coverage` the estimate and its interval's exact coverage, and `started_ns`
+    when each pair's baseline call and submission call began (CLOCK_MONOTONIC)."""
 
     mode: str
     reps_ns: list[int]
@@ -88,6 +94,14 @@ class TimingInfo(BaseModel):
     credited_rep: int
     round_trip_ns: int
     dispersion: Dispersion
+    ratios: list[float] = Field(default_factory=list)
+    pairs: int = 0
+    estimate: float | None = None
+    coverage: float | None = None
+    retimed: list[int] = Field(default_factory=list)
+    wait_ns: list[int] = Field(default_factory=list)
+    steal_ns: list[int] = Field(default_factory=list)
+    started_ns: list[list[int]] = Field(default_factory=list)
 
 
 class GradeOutcome(BaseModel):
@@ -113,6 +127,10 @@ class GradeOutcome(BaseModel):
     baseline_ns: int = 0
     speedup: float = 0.0
     measured_speedup: float = 0.0
+    # A paired grade's 95% interval of the speedup ([low, high]) and whether it stayed wider than
+    # grading.max_relative_ci (then `speedup` is its lower bound).
+    speedup_ci: list[float] | None = None
+    noisy: bool = False
     suspect: bool = False
     convert_in_ns: int = 0
     convert_out_ns: int = 0
@@ -163,6 +181,13 @@ class GradeOutcome(BaseModel):
             "measured_speedup": self.measured_speedup,
             "protections": ",".join(self.protections),
             "rep_ns": ",".join(str(t) for t in timing.reps_ns) if timing and self.correct else "",
+            "baseline_rep_ns": ",".join(str(t) for t in timing.baseline_reps_ns)
+            if timing and self.correct
+            else "",
+            "speedup_ci_low": self.speedup_ci[0] if self.speedup_ci else None,
+            "speedup_ci_high": self.speedup_ci[1] if self.speedup_ci else None,
+            "noisy": self.noisy,
+            "pairs": timing.pairs if timing and self.correct else 0,
             "ppm_calls": CallReport(calls=self.ppm_calls, findings=self.findings).to_record()
             if self.ppm_calls or self.findings
             else "",
@@ -193,7 +218,7 @@ class GradeOutcome(BaseModel):
         }
         if not self.correct:
             update.update(native_ns=0, speedup=0.0, convert_in_ns=0, convert_out_ns=0,
-                          measured_speedup=0.0)  # fmt: skip
+                          measured_speedup=0.0, speedup_ci=None, noisy=False)  # fmt: skip
         if distributed:
             update["distributed"] = {key: distributed.get(key) for key in HIDDEN_DISTRIBUTED_KEYS}
         return self.model_copy(update=update)
@@ -210,6 +235,10 @@ class GradeOutcome(BaseModel):
             native_ns=int(row.get("native_ns") or 0), baseline_ns=int(row.get("baseline_ns") or 0),
             speedup=float(row.get("speedup") or 0.0),
             measured_speedup=float(row.get("measured_speedup") or 0.0),
+            speedup_ci=[float(row["speedup_ci_low"]), float(row["speedup_ci_high"])]
+            if row.get("speedup_ci_low") is not None and row.get("speedup_ci_high") is not None
+            else None,
+            noisy=bool(row.get("noisy")),
             suspect=bool(row.get("suspect")), convert_in_ns=int(row.get("convert_in_ns") or 0),
             convert_out_ns=int(row.get("convert_out_ns") or 0),
             max_rel_error=row.get("max_rel_error"), precision_override=row.get("precision_override"),
@@ -258,13 +287,17 @@ def public_row(row: dict[str, Any]) -> dict[str, Any]:
     if not is_hidden_route(route) or route.endswith(".refused"):
         return row
     shown = {**row, "max_rel_error": None}
-    if "rep_ns" in shown:
-        shown["rep_ns"] = ""
+    for reps in ("rep_ns", "baseline_rep_ns"):
+        if reps in shown:
+            shown[reps] = ""
     detail = str(shown.get("detail") or "")
     if detail and not (HIDDEN_REASON.fullmatch(detail) or is_public_failure(detail)):
         shown["detail"] = HIDDEN_GRADE_FAILED
     if not shown.get("correct"):
         shown.update(native_ns=0, speedup=0.0, convert_in_ns=0, convert_out_ns=0)
+        for interval in ("speedup_ci_low", "speedup_ci_high"):
+            if interval in shown:
+                shown[interval] = None
         if "measured_speedup" in shown:
             shown["measured_speedup"] = 0.0
     return shown

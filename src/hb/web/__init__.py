@@ -1,9 +1,11 @@
 """The judge's read-only results page: the static page at `/` (index.html, app.js and style.css,
 shipped as package data, no build step) and the JSON routes it reads beside /tasks and /grades:
-/offers (each task with its offer), /leaderboard (hb.metrics per experiment) and /grades/{id}."""
+/offers (each task with its offer), /leaderboard (hb.metrics per experiment) and /grades/{id}
+(with the grade's timing pairs and 95% interval for the page's plot)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -30,17 +32,42 @@ def shown_row(row: dict[str, Any]) -> dict[str, Any]:
     return public_row({**row, "created_at": row["created_at"].isoformat()})
 
 
+def reps_of(text: Any) -> list[int]:
+    """A recorded list of rep times ("123,456"), as integers; none for an empty one."""
+    return [int(part) for part in str(text or "").split(",") if part.strip()]
+
+
+def pair_timing(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A shown grade's pairs as the answer of /score gives them: its reps, the baseline's, each
+    pair's ratio baseline / submission and the pairs in its estimate. No reps where the row shows
+    none of its own (a hidden grade's), and no ratios without the baseline's reps beside them."""
+    reps = reps_of(row.get("rep_ns"))
+    baseline = reps_of(row.get("baseline_rep_ns")) if reps else []
+    paired = len(baseline) == len(reps) and all(rep > 0 for rep in reps)
+    return {
+        "reps_ns": reps,
+        "baseline_reps_ns": baseline,
+        "ratios": [b / r for b, r in zip(baseline, reps, strict=True)] if paired else [],
+        "pairs": int(row.get("pairs") or 0),
+    }
+
+
 def grade_page(handler: JudgeHandler, grade_id: int) -> dict[str, Any] | None:
     """One grade as GET /grades shows it, with its request's typed rows, its parallel calls and
-    usis's findings about them; None where no grade has that id."""
+    usis's findings about them, its 95% interval (`speedup_ci`, null without one), whether it
+    was noisy, and its pairs (`timing`); None where no grade has that id."""
     row = results_db.get_grade(handler.engine, grade_id)
     if row is None:
         return None
     report = CallReport.from_record(row.get("ppm_calls"))
     shown = shown_row(row)
     shown.pop("ppm_calls", None)
+    interval = metrics.interval_of(shown) if shown.get("correct") else None
     return {
         **shown,
+        "speedup_ci": list(interval) if interval else None,
+        "noisy": bool(shown.get("noisy")),
+        "timing": pair_timing(shown),
         "request_rows": [
             {key: entry[key] for key in ("position", "kind", "name", "array", "entry")}
             for entry in results_db.rows_of_grade(handler.engine, grade_id)
