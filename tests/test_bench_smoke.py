@@ -16,7 +16,7 @@ PRINTED = {
         "self-speedup",
         "spread",
         "ci width",
-        "running_sum",
+        "cond_sum",
         "wall per grade",
         "rows met:",
     ],
