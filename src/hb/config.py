@@ -73,10 +73,14 @@ class GradingSection(_Section):
     # max_pairs in all; a grade still wider is recorded noisy and credited its lower bound.
     max_relative_ci: float = Field(0.10, gt=0)
     max_pairs: int = Field(24, ge=1)
+    # The first `reps` pairs are timed in this many pairs of boxes (each with its own warm-up):
+    # a box's placement (which one of a pair the machine favours) then varies within the grade
+    # and widens its interval, rather than moving its estimate unseen.
+    box_pairs: int = Field(2, ge=1)
     # A pair whose boxes' threads waited for a CPU (or whose host had time stolen) for more than
     # this fraction of its two timed calls is re-timed: left out of the estimate and replaced by
     # a pair on fresh inputs, within max_pairs.
-    max_wait: float = Field(0.05, ge=0)
+    max_wait: float = Field(0.10, ge=0)
     # Kinds of hb.calls findings that fail a grade; findings otherwise only inform.
     refuse_findings: list[FindingKind] = Field(default_factory=list)
 

@@ -56,7 +56,8 @@ def graded_correct(judge: JudgeHandler, kernel: str, source: str, language: str 
 
 def make_config(data_dir: Path, **sections: dict) -> Config:
     """A test configuration: small reps, short timeouts, the given sections merged in. The
-    noise gate adds no round unless a test asks for one (grading.max_pairs defaults to reps)."""
+    noise gate adds no round unless a test asks for one (grading.max_pairs defaults to reps),
+    and the pairs go in one pair of boxes (grading.box_pairs 1)."""
     config = load_config(None, environ={"HB_DATA_DIR": str(data_dir)})
     raw = config.model_dump()
     raw["grading"].update(reps=2, warmup=1)
@@ -65,6 +66,8 @@ def make_config(data_dir: Path, **sections: dict) -> Config:
         raw.setdefault(name, {}).update(values)
     if "max_pairs" not in sections.get("grading", {}):
         raw["grading"]["max_pairs"] = raw["grading"]["reps"]
+    if "box_pairs" not in sections.get("grading", {}):
+        raw["grading"]["box_pairs"] = 1
     merged = Config.model_validate(raw)
     merged.environment = {}
     return merged

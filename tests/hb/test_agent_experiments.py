@@ -23,7 +23,7 @@ from hb.service import JudgeHandler
 
 EXPERIMENT_NAMES = ("baseline", "precision", "layouts", "scaling")
 SMALL_CONFIG = (
-    "grading: {{reps: 1, warmup: 0, max_pairs: 1, hidden_seed: 7}}\n"
+    "grading: {{reps: 1, warmup: 0, max_pairs: 1, box_pairs: 1, hidden_seed: 7}}\n"
     "sandbox: {{timeout_s: 30, threads: 1}}\n"
     "data_dir: {data}\n"
 )

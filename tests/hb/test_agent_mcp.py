@@ -35,7 +35,7 @@ def judge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     config = root / "config.yaml"
     config.write_text(
         f"data_dir: {root / 'data'}\n"
-        "grading: {reps: 2, warmup: 1, max_pairs: 2, hidden_seed: 7}\n"
+        "grading: {reps: 2, warmup: 1, max_pairs: 2, box_pairs: 1, hidden_seed: 7}\n"
         "sandbox: {timeout_s: 30, threads: 2}\n"
         "requests: {allow: [load, cast, layout], precisions: [fp32, fp16]}\n"
     )

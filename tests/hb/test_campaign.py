@@ -19,7 +19,7 @@ from hb.service import create_app
 from tests.hb.conftest import make_config
 
 CAMPAIGN_CONFIG = (
-    "grading: {{reps: 1, warmup: 0, max_pairs: 1, hidden_seed: 7}}\n"
+    "grading: {{reps: 1, warmup: 0, max_pairs: 1, box_pairs: 1, hidden_seed: 7}}\n"
     "sandbox: {{timeout_s: 30, threads: 1}}\n"
     "data_dir: {data}\n"
     "record: {{database: '{database}'}}\n"

@@ -17,7 +17,7 @@ def config_file(tmp_path: Path) -> Path:
     path = tmp_path / "config.yaml"
     path.write_text(
         f"data_dir: {tmp_path / 'data'}\n"
-        "grading: {reps: 2, warmup: 1, max_pairs: 2}\n"
+        "grading: {reps: 2, warmup: 1, max_pairs: 2, box_pairs: 1}\n"
         "requests: {allow: [load, cast], precisions: [fp32]}\n"
     )
     return path

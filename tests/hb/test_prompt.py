@@ -115,7 +115,7 @@ def test_hb_task_prints_the_prompt_and_its_sections(
 
     monkeypatch.setenv("HB_DATA_DIR", str(tmp_path))
     config = tmp_path / "config.yaml"
-    config.write_text("grading: {reps: 3, warmup: 1, max_pairs: 3}\n")
+    config.write_text("grading: {reps: 3, warmup: 1, max_pairs: 3, box_pairs: 1}\n")
     assert cli.main(["--config", str(config), "task", "gemm", "--section", "timing"]) == 0
     timing = capsys.readouterr().out
     assert timing.startswith("## Timing") and "3 timed calls" in timing

@@ -63,7 +63,7 @@ def test_every_http_route_runs_the_list_at_its_sizes(
 def test_the_cli_runs_the_list_too(probed: list[refusals.Call], tmp_path: Path) -> None:
     config = tmp_path / "config.yaml"
     config.write_text(
-        f"data_dir: {tmp_path / 'data'}\ngrading: {{reps: 2, warmup: 1, max_pairs: 2}}\n"
+        f"data_dir: {tmp_path / 'data'}\ngrading: {{reps: 2, warmup: 1, max_pairs: 2, box_pairs: 1}}\n"
         "requests: {allow: [load, distribute]}\n"
     )
     source = tmp_path / "kernel.c"

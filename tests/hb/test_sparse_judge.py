@@ -255,7 +255,7 @@ def test_hb_submit_and_check_take_a_format(
     config = tmp_path / "config.yaml"
     config.write_text(
         f"data_dir: {tmp_path / 'data'}\n"
-        "grading: {reps: 2, warmup: 1, max_pairs: 2}\n"
+        "grading: {reps: 2, warmup: 1, max_pairs: 2, box_pairs: 1}\n"
         f"requests: {{allow: [{', '.join(ALLOW)}], precisions: [fp32]}}\n"
     )
     requests = tmp_path / "r.json"

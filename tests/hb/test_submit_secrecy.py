@@ -414,7 +414,7 @@ def test_hb_submit_refuses_a_preset_on_the_submit_route(
 ) -> None:
     config_file = tmp_path / "config.yaml"
     config_file.write_text(
-        f"data_dir: {tmp_path / 'data'}\ngrading: {{reps: 2, warmup: 1, max_pairs: 2}}\n"
+        f"data_dir: {tmp_path / 'data'}\ngrading: {{reps: 2, warmup: 1, max_pairs: 2, box_pairs: 1}}\n"
     )
     source = tmp_path / "scaled_add.c"
     source.write_text(kernels.solution_source("scaled_add"))

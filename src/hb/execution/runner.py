@@ -52,6 +52,8 @@ class Baseline:
     symbol: str
     pointers: Sequence[str]
     reps: Sequence[RepInput]
+    # Which box opens the run's first pair (even: the baseline's); a grade's rounds alternate it.
+    order: int = 0
 
 
 @dataclass(frozen=True)
@@ -226,6 +228,7 @@ def run_kernel(
             if baseline is not None and started.baseline is not None:
                 job["baseline"] = _stage_baseline(started.baseline, baseline, reps, private,
                                                   workspace_bytes)  # fmt: skip
+                job["order"] = baseline.order
             (private / supervisor.JOB_FILE).write_text(json.dumps(job))
             with timing_slot(limits.cpus):
                 ended = started.supervise(timeout=limits.timeout_s + 60)

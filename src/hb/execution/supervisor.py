@@ -48,9 +48,11 @@ PINGS_PER_REP = 5
 # The finest time the judge credits: a call faster than the round trip's jitter is timed as this.
 RESOLUTION_NS = 1000
 ALIGN = 4096
-# A batch of reps is read ahead and timed one after the other, within this much memory: a grade
-# of the default five reps and one warm-up is one batch, so every timed rep follows another.
-MAX_BATCH = 8
+# A batch of reps is read ahead and timed one after the other, within this much memory (shared by
+# a paired run's two boxes): a grade of the default eight reps and one warm-up is one batch, so
+# every timed rep follows another and the first call after a batch's reading (colder than the
+# rest) is the warm-up's.
+MAX_BATCH = 16
 BATCH_BYTES = 256 << 20
 # The piece the outputs' file is zero-filled in.
 _PIECE = 256 << 10
@@ -392,10 +394,12 @@ class _Session:
             exchange.TIMEOUT: "timeout", exchange.ENDED: "ended", exchange.UNASKED: UNASKED,
         }.get(elapsed, f"protocol: {got!r}"))  # fmt: skip
 
-    def credit(self, report: dict[str, Any]) -> None:
+    def credit(self, report: dict[str, Any], round_trip: int | None = None) -> None:
         """Each rep's kernel time: what was seen less the fastest round trip of the whole run
-        (pings before the first rep and after each batch, each after a staging's worth of bytes)."""
-        round_trip = min(self.trips)
+        (pings before the first rep and after each batch, each after a staging's worth of bytes),
+        or less `round_trip` where a paired run's boxes share theirs."""
+        if round_trip is None:
+            round_trip = min(self.trips)
         report["round_trip_ns"] = round_trip
         for rep in report["reps"]:
             rep["kernel_ns"] = max(rep["seen_ns"] - round_trip, RESOLUTION_NS)
@@ -470,8 +474,13 @@ def _run(jobdir: Path, job: dict[str, Any], arenas: list[_Arena], callers: int,
             report["baseline"] = {"ok": False, "reps": [], "round_trip_ns": 0}
             reports.append(report["baseline"])
         body(*sessions, report)
+        # A paired run's two boxes go through the same thaw, pipes and freeze: both are credited
+        # less the fastest round trip of either, so that the noise of one box's fastest ping is
+        # not a difference between them (and a submission, which can only slow its own later
+        # pings, cannot lower it).
+        shared = min(min(s.trips) for s in sessions) if len(sessions) > 1 else None
         for session, part in zip(sessions, reports, strict=False):
-            session.credit(part)
+            session.credit(part, shared)
         ended = True
     except RunFailure as failure:
         report["failure"] = str(failure)
@@ -705,9 +714,12 @@ def supervise(jobdir: Path) -> dict[str, Any]:
             session.stop(True)
             session.calibrate(CALIBRATION_PINGS)
             return
-        batch = _batch(jobdir / reps[0]["inputs"])
-        if paired:
-            batch = max(1, batch // 2)
+        batch = _batch(jobdir / reps[0]["inputs"], 2 if paired else 1)
+        # Which box opens each pair: the baseline's when (rep + batch + `order`) is even. It
+        # alternates from pair to pair and from batch to batch (the first call of a batch follows
+        # the reading of its inputs and is the colder one), and the judge gives each round of a
+        # grade its own `order`, so that no box is the first of a batch in every round.
+        order = int(job.get("order", 0))
         sides = [_Side(session, jobdir, job, output_names, describe_arrays, batch)]
         reports = [report]
         if paired:
@@ -718,17 +730,18 @@ def supervise(jobdir: Path) -> dict[str, Any]:
             reports.insert(0, report["baseline"])
         for side in sides:
             side.start()
-        for first in range(0, len(reps), batch):
+        for number, first in enumerate(range(0, len(reps), batch)):
             group = range(first, min(first + batch, len(reps)))
             for side in sides:
                 side.read(group)
                 if side.stirred is None:
                     side.calibrate(CALIBRATION_PINGS)
             for place_in_batch, index in enumerate(group):
-                # A pair's two calls are apart only by one read-back and one staging, the
-                # baseline's first in even pairs and the submission's first in odd ones, so that
-                # an advantage of going first or second cancels over the pairs.
-                for side in sides if index % 2 == 0 else reversed(sides):
+                # A pair's two calls are apart only by one read-back and one staging; the box
+                # that opens it alternates (above), so that an advantage of going first or
+                # second cancels over the pairs.
+                opens = (index + number + order) % 2 == 0
+                for side in sides if opens else reversed(sides):
                     side.call(place_in_batch, index)
             for side in sides:
                 side.session.beside.near()
@@ -909,14 +922,15 @@ def _npz_members(handle: Any, path: Path) -> list[tuple[str, tuple[int, ...], bo
     return members
 
 
-def _batch(first_inputs: Path) -> int:
+def _batch(first_inputs: Path, boxes: int = 1) -> int:
     """How many reps are read ahead and timed one after the other: as many as BATCH_BYTES holds
-    (their inputs and what is read back), at most MAX_BATCH, at least one."""
+    (their inputs and what is read back, for each of `boxes` boxes), at most MAX_BATCH, at least
+    one."""
     try:
         size = first_inputs.stat().st_size
     except OSError:
         return 1
-    return max(1, min(MAX_BATCH, BATCH_BYTES // max(2 * size, 1)))
+    return max(1, min(MAX_BATCH, BATCH_BYTES // max(2 * size * boxes, 1)))
 
 
 def load_into(path: Path, held: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -180,7 +180,18 @@ class DenseGrader(Grader):
             return outcome
         sizes = manifest.preset_sizes(preset)
         scalars = manifest.preset_scalars(preset)
-        problems = self.problems(manifest, preset, precision, seed, sizes, scalars)
+        delivery = languages.language(submission.language).delivery
+        mode = self.config.grading.timing
+        grading = self.config.grading
+        # The baseline is timed beside the submission in every host delivery; a cuda delivery's
+        # run is its own runner's (hb.execution.cudarunner), timed against the stored baseline.
+        paired = mode == "paired" and delivery != "cuda"
+        # A paired grade's first `reps` pairs are spread over grading.box_pairs pairs of boxes,
+        # so that what one box pair's placement does to one side shows in the interval.
+        per_box_pair = -(-grading.reps // grading.box_pairs) if paired else grading.reps
+        count = min(per_box_pair, grading.reps)
+        problems = self.problems(manifest, preset, precision, seed, sizes, scalars, 0,
+                                 grading.warmup + count)  # fmt: skip
         try:
             answer = checked.relayout_answer() if checked is not None else None
             conversion, pointers, conversion_files = self.conversion(
@@ -201,22 +212,19 @@ class DenseGrader(Grader):
                 HIDDEN_CONVERSION_FAILED if hidden else f"the sparse conversion failed: {error}"
             )
             return outcome.failed(failure)
-        delivery = languages.language(submission.language).delivery
-        mode = self.config.grading.timing
-        # The baseline is timed beside the submission in every host delivery; a cuda delivery's
-        # run is its own runner's (hb.execution.cudarunner), timed against the stored baseline.
-        paired = mode == "paired" and delivery != "cuda"
         baseline = self.baseline_library(manifest) if paired else None
         if paired and baseline is None:
             return outcome.failed("harness: the catalog's baseline did not build")
         rounds: list[tuple[runner.RunResult, list[RepProblem]]] = []
         first, total = 0, 0
         while True:
-            count = self.config.grading.reps
+            # The first rounds' pairs, then rounds of the noise gate of `reps` pairs each, within
+            # max_pairs; every round on inputs no earlier rep of the grade saw.
+            if total < grading.reps:
+                count = min(per_box_pair, grading.reps - total)
+            else:
+                count = min(grading.reps, grading.max_pairs - total)
             if rounds:
-                # A later round of the noise gate: as many pairs again, within max_pairs, on
-                # inputs no earlier rep of the grade saw.
-                count = min(count, self.config.grading.max_pairs - total)
                 problems = self.problems(manifest, preset, precision, seed, sizes, scalars, first,
                                          self.config.grading.warmup + count)  # fmt: skip
                 try:
@@ -225,8 +233,8 @@ class DenseGrader(Grader):
                 except ValueError as error:
                     return outcome.failed(HIDDEN_CONVERSION_FAILED if hidden
                                           else f"the sparse conversion failed: {error}")  # fmt: skip
-            beside = self.beside(baseline, manifest, precision, sizes, scalars, problems) \
-                if paired else None  # fmt: skip
+            beside = self.beside(baseline, manifest, precision, sizes, scalars, problems,
+                                 order=len(rounds)) if paired else None  # fmt: skip
             run = self.run(built.library, manifest, precision, sizes, reps, pointers, conversion,
                            conversion_files, delivery, baseline=beside)  # fmt: skip
             outcome.protections = run.protections
@@ -248,10 +256,10 @@ class DenseGrader(Grader):
             total += count
             if not comparison.correct or not paired:
                 break
-            if total >= self.config.grading.max_pairs or not self.pairs_of(rounds).wanted(
-                self.config.grading.reps,
-                self.config.grading.max_relative_ci,
-                self.config.grading.max_wait,
+            if total < grading.reps:
+                continue
+            if total >= grading.max_pairs or not self.pairs_of(rounds).wanted(
+                grading.reps, grading.max_relative_ci, grading.max_wait
             ):
                 break
         verdict = comparison.reason
@@ -351,15 +359,16 @@ class DenseGrader(Grader):
 
     def beside(self, library: Path | None, manifest: Manifest, precision: str,
                sizes: dict[str, int], scalars: dict[str, float],
-               problems: list[RepProblem]) -> runner.Baseline | None:  # fmt: skip
+               problems: list[RepProblem], order: int = 0) -> runner.Baseline | None:  # fmt: skip
         """The baseline a paired run times beside the submission: the catalog solution on every
-        rep's canonical inputs, in the kernel's own pointer order."""
+        rep's canonical inputs, in the kernel's own pointer order; `order` (the round's number)
+        decides which box opens the run's first pair."""
         if library is None:
             return None
         trailing = abi.trailing_arguments(manifest, sizes, scalars, precision)
         return runner.Baseline(
             library, abi.symbol(manifest, precision), kernels.pointer_names(manifest),
-            [runner.RepInput(p.inputs, trailing) for p in problems],
+            [runner.RepInput(p.inputs, trailing) for p in problems], order,
         )  # fmt: skip
 
     def problems(
