@@ -40,7 +40,6 @@ def many_grades(engine: object, count: int) -> None:
 
 
 def write_screenshots(directory: Path) -> list[Path]:
-    import pytest
     from fastapi.testclient import TestClient
 
     from hb import results_db
@@ -58,12 +57,11 @@ def write_screenshots(directory: Path) -> list[Path]:
         engine = results_db.connect(config.database_url)
         ids = record_demo(engine)
         with (
-            pytest.MonkeyPatch.context() as monkeypatch,
             TestClient(create_app(config)) as client,
             served(client.app) as url,  # type: ignore[arg-type]
             Browser(width=1400, height=640) as page,
         ):
-            grade = record_paired(engine, monkeypatch, ids)["score"]
+            grade = record_paired(engine, ids)["score"]
             page.navigate(f"{url}/")
             page.wait_for("document.body.dataset.ready === '1'")
             directory.mkdir(parents=True, exist_ok=True)

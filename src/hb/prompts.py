@@ -295,6 +295,8 @@ def task_prompt(
             mannwhitney_p=grading.mannwhitney_p,
             baseline_flags=" ".join(languages.compile_flags(languages.language("c"))),
             max_relative_ci=f"{grading.max_relative_ci:g}",
+            max_pairs=grading.max_pairs,
+            box_pairs=grading.box_pairs,
             suspect_above=f"{grading.speedup_suspect_above:g}",
         ),
         "delivery": render_section(

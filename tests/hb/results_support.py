@@ -1,9 +1,8 @@
 """Recorded grades for the results' tests and the docs' screenshot: two agents of one experiment
 on the same eight tasks (three tracks), with requests, a suspect grade, a refusal and a grade
 whose object makes MPI calls; each row made by GradeOutcome.record() as the judge makes it. The
-paired timing's columns (a 95% interval, noisy, the baseline's reps) given to grades by hand, in
-the database where it has them, else over the rows it reads back, and grades made with them
-(record_paired). And a judge's application served on a loopback port for a browser."""
+paired timing's columns (a 95% interval, noisy, the baseline's reps) given to grades by hand, and
+grades made with them (record_paired). And a judge's application served on a loopback port for a browser."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
@@ -22,9 +21,6 @@ from sqlalchemy.engine import Engine
 from hb import results_db
 from hb.calls import Finding, PpmCall
 from hb.judge.outcome import GradeOutcome
-
-if TYPE_CHECKING:
-    import pytest
 
 EXPERIMENT = "demo"
 # Two of each track and two more scientific ones: eight tasks.
@@ -148,10 +144,6 @@ def record_demo(
     return ids
 
 
-# The grades' columns of the paired timing (the results database's migration 8).
-PAIRED_COLUMNS = ("speedup_ci_low", "speedup_ci_high", "noisy", "pairs", "baseline_rep_ns")
-
-
 def paired_timing(
     ratios: Sequence[float], low: float, high: float, noisy: bool = False,
     native_ns: int = 1_000_000,
@@ -168,35 +160,15 @@ def paired_timing(
     }
 
 
-def add_paired_timing(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, columns: Mapping[int, Mapping[str, Any]]
-) -> None:
-    """Give grades (by id) these columns: written to the database where its grades table has the
-    paired timing's columns, else laid over the rows results_db reads back while `monkeypatch`
-    holds."""
-    if set(PAIRED_COLUMNS) <= set(results_db.grades.c.keys()):
-        with engine.begin() as connection:
-            for grade_id, values in columns.items():
-                connection.execute(
-                    results_db.grades.update()
-                    .where(results_db.grades.c.id == grade_id)
-                    .values(**values)
-                )
-        return
-    get_grade, list_grades = results_db.get_grade, results_db.list_grades
-
-    def overlaid(row: dict[str, Any]) -> dict[str, Any]:
-        return {**row, **columns.get(row["id"], {})}
-
-    def get_overlaid(engine: Engine, grade_id: int) -> dict[str, Any] | None:
-        row = get_grade(engine, grade_id)
-        return None if row is None else overlaid(row)
-
-    def list_overlaid(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
-        return [overlaid(row) for row in list_grades(*args, **kwargs)]
-
-    monkeypatch.setattr(results_db, "get_grade", get_overlaid)
-    monkeypatch.setattr(results_db, "list_grades", list_overlaid)
+def add_paired_timing(engine: Engine, columns: Mapping[int, Mapping[str, Any]]) -> None:
+    """Give recorded grades (by id) these columns of the paired timing."""
+    with engine.begin() as connection:
+        for grade_id, values in columns.items():
+            connection.execute(
+                results_db.grades.update()
+                .where(results_db.grades.c.id == grade_id)
+                .values(**values)
+            )
 
 
 # The paired demo: 40 pairs around 1.02, and a noisy grade's 12 pairs from 0.75 to 2.
@@ -216,9 +188,7 @@ def score_grade(engine: Engine, kernel: str, speedup: float, measured: float) ->
     }, CAST)  # fmt: skip
 
 
-def record_paired(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, ids: Mapping[str, int]
-) -> dict[str, int]:
+def record_paired(engine: Engine, ids: Mapping[str, int]) -> dict[str, int]:
     """Grades with the paired timing's columns beside record_demo's (`ids`): a score grade with
     40 pairs, a noisy score grade, and the demo's hidden gemm grade of agent-a given an interval
     (its reps hidden); their ids by name."""
@@ -227,7 +197,7 @@ def record_paired(
         "noisy": score_grade(engine, "atax", 0.97, 1.3),
         "hidden": ids["agent-a:gemm"],
     }
-    add_paired_timing(engine, monkeypatch, {
+    add_paired_timing(engine, {
         grades["score"]: paired_timing(RATIOS, 0.99, 1.05),
         grades["noisy"]: paired_timing(NOISY_RATIOS, 0.97, 1.62, noisy=True),
         grades["hidden"]: paired_timing([2.0] * 30, 1.8, 2.2),

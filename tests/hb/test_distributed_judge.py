@@ -86,6 +86,29 @@ def request_rows(handler: JudgeHandler, grade_id: int) -> list[tuple[str, str]]:
     ]
 
 
+def test_a_distributed_grade_is_paired_with_the_mpi_baseline(two_ranks: TestClient) -> None:
+    """The submission's MPI run and the kernel's solution_mpi.c alternate as whole runs of the
+    same ranks and inputs: one pair per timed rep, an interval around the estimate."""
+    grade = two_ranks.post(
+        "/score",
+        json={
+            "kernel": "scaled_add",
+            "source": SCALED_ADD,
+            "requests": scaled_add_request("block"),
+        },
+    ).json()
+    assert grade["correct"] is True, grade["reason"]
+    timing = grade["timing"]
+    assert timing["mode"] == "paired"
+    reps = handler_of(two_ranks).config.grading.reps
+    assert (
+        len(timing["reps_ns"]) == len(timing["baseline_reps_ns"]) == len(timing["ratios"]) == reps
+    )
+    low, high = grade["speedup_ci"]
+    assert low <= grade["measured_speedup"] <= high
+    assert grade["baseline_ns"] > 0
+
+
 @pytest.mark.parametrize("scheme", ["block", "cyclic"])
 def test_scaled_add_on_two_ranks_is_graded_and_recorded(two_ranks: TestClient, scheme: str) -> None:
     answer = two_ranks.post(

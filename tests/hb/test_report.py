@@ -66,11 +66,11 @@ def cells_of(text: str, first: str) -> dict[str, str]:
 
 
 def test_the_report_shows_each_tasks_interval_and_the_geomeans_bounds(
-    database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    database: str, tmp_path: Path
 ) -> None:
     engine = results_db.connect(database)
     ids = record_demo(engine)
-    add_paired_timing(engine, monkeypatch, {
+    add_paired_timing(engine, {
         ids["agent-a:gemm"]: paired_timing([2.0] * 30, 1.8, 2.2),
         # Noisy: credited by its lower bound (the demo's speedup, 1.5), estimated at 1.9.
         ids["agent-a:bicg"]: {**paired_timing([1.9] * 30, 1.5, 2.4, noisy=True),

@@ -68,6 +68,8 @@ void scaled_add_fp64(const double *restrict x, double *restrict y, int64_t N, do
 NUMERIC_KEYS = {
     "grade_id", "native_ns", "baseline_ns", "speedup", "measured_speedup", "convert_in_ns",
     "convert_out_ns", "build_ns",
+    # A paired grade's interval and pair count (a correct grade's credited timing, like speedup).
+    "speedup_ci", "speedup_ci_low", "speedup_ci_high", "pairs",
     # The request as granted and the distributed summary: the submitter's own, or the plan's.
     "dim", "grid_dim", "ranks", "grid",
 }  # fmt: skip
@@ -95,6 +97,8 @@ def assert_hidden(answer: dict[str, Any]) -> None:
     for key in RUN_MEASUREMENTS:
         assert answer[key] == 0, key
     assert answer.get("measured_speedup", 0) == 0 and not answer.get("rep_ns")
+    assert not answer.get("baseline_rep_ns") and not answer.get("pairs")
+    assert answer.get("speedup_ci") is None and answer.get("speedup_ci_low") is None
 
 
 def grade_row(client: TestClient, grade_id: int) -> dict[str, Any]:

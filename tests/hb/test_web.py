@@ -149,12 +149,10 @@ def test_the_page_in_chromium_shows_the_results_and_follows_new_grades(
 
 
 @pytest.fixture
-def paired(
-    judge: tuple[TestClient, Engine, dict], monkeypatch: pytest.MonkeyPatch
-) -> dict[str, int]:
+def paired(judge: tuple[TestClient, Engine, dict]) -> dict[str, int]:
     """record_paired's grades (a score grade with 40 pairs, a noisy one, a hidden one)."""
     _, engine, ids = judge
-    return record_paired(engine, monkeypatch, ids)
+    return record_paired(engine, ids)
 
 
 def test_a_grades_page_carries_its_interval_and_pairs(

@@ -130,6 +130,11 @@ class StartedBox:
         """The box's name: its cgroups' and its run directory's."""
         return self.box.name
 
+    @property
+    def names(self) -> list[str]:
+        """The names of every box of this start (a paired run's baseline box too)."""
+        return [self.box.name, *([self.baseline[0].name] if self.baseline else [])]
+
     def supervise(self, timeout: float) -> subprocess.CompletedProcess[bytes]:
         """Run the job the judge wrote into `private` on this box (once), then end every process
         left in the box; the caller holds the timing slot. As Supervisor.supervise answers."""
@@ -296,9 +301,9 @@ def idle(setup: BoxSetup) -> list[str]:
 
 
 def idle_boxes() -> list[str]:
-    """The names of every started box waiting for a run."""
+    """The names of every started box waiting for a run (both boxes of a paired start)."""
     with _state:
-        return [box.name for boxes in _idle.values() for box in boxes]
+        return [name for boxes in _idle.values() for box in boxes for name in box.names]
 
 
 def settle(timeout_s: float = 30.0) -> bool:

@@ -226,8 +226,11 @@ def run_kernel(
                 "reps": _rep_entries(reps),
             }
             if baseline is not None and started.baseline is not None:
+                # The baseline is a library in every delivery: it gets the runner's loop in C
+                # (a python submission's runner has none).
                 job["baseline"] = _stage_baseline(started.baseline, baseline, reps, private,
-                                                  workspace_bytes)  # fmt: skip
+                                                  workspace_bytes,
+                                                  boxcall.library() if python else loop)  # fmt: skip
                 job["order"] = baseline.order
             (private / supervisor.JOB_FILE).write_text(json.dumps(job))
             with timing_slot(limits.cpus):
@@ -297,14 +300,16 @@ def _rep_entries(reps: Sequence[RepInput]) -> list[dict[str, Any]]:
 
 def _stage_baseline(
     started: tuple[sandbox.Box, sandbox.BoxCommand, Path], baseline: Baseline,
-    reps: Sequence[RepInput], private: Path, workspace_bytes: int,
+    reps: Sequence[RepInput], private: Path, workspace_bytes: int, loop: bytes | None,
 ) -> dict[str, Any]:  # fmt: skip
-    """The baseline's box given its library, loop and description, its job directory each rep's
-    inputs (the submission's own file where the arrays are the same), and the paired job's part
-    that describes it."""
+    """The baseline's box given its library, the same loop as the submission's runner (`loop`,
+    None where the runner keeps its loop in Python) and its description, its job directory each
+    rep's inputs (the submission's own file where the arrays are the same), and the paired job's
+    part that describes it."""
     box, _, baseline_private = started
     box.write(LIBRARY_FILE, baseline.library.read_bytes(), mode=0o555)
-    box.write(boxcall.FILE, boxcall.library(), mode=0o555)
+    if loop is not None:
+        box.write(boxcall.FILE, loop, mode=0o555)
     _stage_box(box, baseline.symbol, len(baseline.pointers), baseline.reps)
     for index, (rep, mine) in enumerate(zip(baseline.reps, reps, strict=True)):
         target = baseline_private / f"inputs_{index}.npz"
@@ -317,7 +322,7 @@ def _stage_baseline(
         "jobdir": str(baseline_private),
         "pointers": list(baseline.pointers),
         "workspace_bytes": workspace_bytes,
-        "native_loop": True,
+        "native_loop": loop is not None,
         "reps": _rep_entries(baseline.reps),
     }
 

@@ -23,7 +23,6 @@ from hb.envelope import Submission
 from hb.execution import build, runner
 from hb.judge import paired, refusals
 from hb.judge.grading import (
-    Comparison,
     Problem,
     RepProblem,
     compare_reps,
@@ -138,6 +137,41 @@ class Grader:
                 **fields,
             }
         )
+
+    def credit_pairs(self, outcome: GradeOutcome, correct: bool, verdict: str | None,
+                     pairs: Pairs, warmup: int = 0, round_trip_ns: int = 0,
+                     **fields: Any) -> GradeOutcome:  # fmt: skip
+        """A paired grade's credit: the estimate over its undisturbed pairs (all of them where
+        fewer than two are), its interval, and whether it is noisy (then credited its lower
+        bound); `fields` are the outcome's other measurements."""
+        grading = self.config.grading
+        estimate = pairs.estimate(grading.max_wait)
+        credit, noisy = paired.credited(estimate, grading.max_relative_ci)
+        used = pairs.used(grading.max_wait)
+        if not correct:
+            credit, noisy = 0.0, False
+        outcome = self.credited(
+            outcome, correct, credit, reason=verdict,
+            native_ns=int(np.median([pairs.submission_ns[i] for i in used])),
+            baseline_ns=int(np.median([pairs.baseline_ns[i] for i in used])),
+            speedup_ci=[estimate.low, estimate.high] if correct else None,
+            noisy=noisy,
+            timing=TimingInfo(
+                mode="paired", reps_ns=pairs.submission_ns, baseline_reps_ns=pairs.baseline_ns,
+                warmup=warmup, credited_rep=-1, round_trip_ns=round_trip_ns,
+                dispersion=Dispersion(**dispersion(pairs.submission_ns)),
+                ratios=pairs.ratios, pairs=len(used), estimate=estimate.speedup,
+                coverage=estimate.coverage, retimed=sorted(set(range(len(pairs))) - set(used)),
+                wait_ns=pairs.wait_ns, steal_ns=pairs.steal_ns,
+                started_ns=[list(span) for span in pairs.started_ns],
+            ),
+            **fields,
+        )  # fmt: skip
+        if correct:
+            # The measured speedup is the estimate, whatever the credit (a noisy grade's lower
+            # bound, a suspect grade's 0).
+            outcome = outcome.model_copy(update={"measured_speedup": estimate.speedup})
+        return outcome
 
 
 class DenseGrader(Grader):
@@ -266,7 +300,12 @@ class DenseGrader(Grader):
         if hidden and verdict is not None:
             verdict = hidden_mismatch(verdict, list(problems[0].expected))
         if paired:
-            return self.credit_pairs(outcome, comparison, verdict, self.pairs_of(rounds), run)
+            return self.credit_pairs(
+                outcome, comparison.correct, verdict, self.pairs_of(rounds),
+                warmup=run.warmup, round_trip_ns=run.round_trip_ns,
+                convert_in_ns=run.convert_in_ns, convert_out_ns=run.convert_out_ns,
+                max_rel_error=comparison.max_relative_error, run_wall_s=run.wall_s,
+            )  # fmt: skip
         native_ns, baseline_reps = run.kernel_ns, []
         if mode == "mannwhitney":
             # The baseline's reps are timed in this grade, under the same conditions.
@@ -312,41 +351,6 @@ class DenseGrader(Grader):
                     base.rep_started_ns[index], run.rep_started_ns[index],
                 )  # fmt: skip
         return pairs
-
-    def credit_pairs(self, outcome: GradeOutcome, comparison: Comparison, verdict: str | None,
-                     pairs: Pairs, run: runner.RunResult) -> GradeOutcome:  # fmt: skip
-        """A paired grade's credit: the estimate over its undisturbed pairs (all of them where
-        fewer than two are), its interval, and whether it is noisy (then credited its lower
-        bound)."""
-        grading = self.config.grading
-        estimate = pairs.estimate(grading.max_wait)
-        credit, noisy = paired.credited(estimate, grading.max_relative_ci)
-        used = pairs.used(grading.max_wait)
-        if not comparison.correct:
-            credit, noisy = 0.0, False
-        outcome = self.credited(
-            outcome, comparison.correct, credit, reason=verdict,
-            native_ns=int(np.median([pairs.submission_ns[i] for i in used])),
-            baseline_ns=int(np.median([pairs.baseline_ns[i] for i in used])),
-            convert_in_ns=run.convert_in_ns, convert_out_ns=run.convert_out_ns,
-            max_rel_error=comparison.max_relative_error, run_wall_s=run.wall_s,
-            speedup_ci=[estimate.low, estimate.high] if comparison.correct else None,
-            noisy=noisy,
-            timing=TimingInfo(
-                mode="paired", reps_ns=pairs.submission_ns, baseline_reps_ns=pairs.baseline_ns,
-                warmup=run.warmup, credited_rep=-1, round_trip_ns=run.round_trip_ns,
-                dispersion=Dispersion(**dispersion(pairs.submission_ns)),
-                ratios=pairs.ratios, pairs=len(used), estimate=estimate.speedup,
-                coverage=estimate.coverage, retimed=sorted(set(range(len(pairs))) - set(used)),
-                wait_ns=pairs.wait_ns, steal_ns=pairs.steal_ns,
-                started_ns=[list(span) for span in pairs.started_ns],
-            ),
-        )  # fmt: skip
-        if comparison.correct:
-            # The measured speedup is the estimate, whatever the credit (a noisy grade's lower
-            # bound, a suspect grade's 0).
-            outcome = outcome.model_copy(update={"measured_speedup": estimate.speedup})
-        return outcome
 
     def baseline_library(self, manifest: Manifest) -> Path | None:
         """The kernel's catalog solution built as a C submission is built (the same flags),
@@ -631,6 +635,10 @@ class DistributedGrader(Grader):
         outcome.distributed = grade.to_json()
         if grade.failure is not None:
             return outcome.failed(grade.failure)
+        if self.config.grading.timing == "paired" and grade.correct:
+            paired_outcome = self.paired(job, outcome, grade, plan)
+            if paired_outcome is not None:
+                return paired_outcome
         native_ns = round((grade.credited_s or 0.0) * 1e9)
         baseline_ns = self.baseline(manifest, problem, outcome.preset, seed)
         ratio = speedup(baseline_ns, native_ns) if grade.correct else 0.0
@@ -640,6 +648,63 @@ class DistributedGrader(Grader):
             convert_in_ns=round(grade.convert_in_s * 1e9),
             convert_out_ns=round(grade.convert_out_s * 1e9),
             max_rel_error=grade.max_relative_error,
+        )  # fmt: skip
+
+    def paired(self, job: Job, outcome: GradeOutcome, first: DistributedGrade,
+               plan: Distribution | None) -> GradeOutcome | None:  # fmt: skip
+        """A paired distributed grade: the kernel's solution_mpi.c under its default
+        distribution and the submission run alternately as whole MPI runs of the same ranks,
+        launcher and inputs (the submission's run already made opens the first round, the
+        baseline's opens the next), rep i of one beside rep i of the other; at least
+        grading.box_pairs rounds, then the noise gate's, each round after the first on inputs of
+        a seed of its own. None where the kernel has no MPI baseline at these ranks (the grade is
+        then credited as before, against none)."""
+        manifest, problem, grading = job.manifest, job.problem, self.config.grading
+        ranks = self.config.mpi.ranks
+        solution = kernels.CATALOG_DIR / manifest.name / "solution_mpi.c"
+        if not solution.is_file():
+            return None
+        default = default_requests(manifest, ranks)
+        if distributed_refusal(default, manifest, problem.precision, ranks=ranks):
+            return None
+        pairs, preset = Pairs(), outcome.preset
+        for number in range(max(1, grading.max_pairs // max(grading.reps, 1))):
+            seed = job.seed if number == 0 else rep_seed(job.seed, 1 << 20 | number)
+            runs: dict[str, DistributedGrade] = {}
+            order = ("submission", "baseline") if number % 2 == 0 else ("baseline", "submission")
+            for side in order:
+                if side == "submission" and number == 0:
+                    runs[side] = first
+                elif side == "submission":
+                    runs[side] = self.mpi_grade(
+                        manifest, job.granted, job.submission.source, problem, preset, seed,
+                        job.submission.language, plan,
+                    )  # fmt: skip
+                else:
+                    runs[side] = self.mpi_grade(manifest, default, solution.read_text(), problem,
+                                                preset, seed)  # fmt: skip
+            mine, theirs = runs["submission"], runs["baseline"]
+            if mine.failure is not None or not mine.correct:
+                failed = outcome.model_copy(update={"distributed": mine.to_json()})
+                return failed.failed(mine.failure or "; ".join(mine.mismatches))
+            if theirs.failure is not None or not theirs.correct:
+                return outcome.failed(
+                    "harness: the kernel's MPI baseline failed beside the submission"
+                )
+            for b, s in zip(theirs.rep_seconds, mine.rep_seconds, strict=False):
+                pairs.add(round(b * 1e9), round(s * 1e9), 0, 0)
+            done = number + 1
+            if done < grading.box_pairs:
+                continue
+            if len(pairs) >= grading.max_pairs or not pairs.wanted(
+                grading.reps, grading.max_relative_ci, grading.max_wait
+            ):
+                break
+        return self.credit_pairs(
+            outcome, True, None, pairs,
+            convert_in_ns=round(first.convert_in_s * 1e9),
+            convert_out_ns=round(first.convert_out_s * 1e9),
+            max_rel_error=first.max_relative_error,
         )  # fmt: skip
 
     def mpi_grade(
