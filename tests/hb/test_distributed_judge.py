@@ -86,10 +86,9 @@ def request_rows(handler: JudgeHandler, grade_id: int) -> list[tuple[str, str]]:
     ]
 
 
-def test_a_distributed_grade_is_paired_with_the_mpi_baseline(two_ranks: TestClient) -> None:
-    """The submission's MPI run and the kernel's solution_mpi.c alternate as whole runs of the
-    same ranks and inputs: one pair per timed rep, an interval around the estimate."""
-    grade = two_ranks.post(
+def score_block(client: TestClient) -> dict[str, Any]:
+    """/score of scaled_add's solution under a block distribution."""
+    answer: dict[str, Any] = client.post(
         "/score",
         json={
             "kernel": "scaled_add",
@@ -97,6 +96,13 @@ def test_a_distributed_grade_is_paired_with_the_mpi_baseline(two_ranks: TestClie
             "requests": scaled_add_request("block"),
         },
     ).json()
+    return answer
+
+
+def test_a_distributed_grade_is_paired_with_the_mpi_baseline(two_ranks: TestClient) -> None:
+    """The submission's MPI run and the kernel's solution_mpi.c alternate as whole runs of the
+    same ranks and inputs: one pair per timed rep, an interval around the estimate."""
+    grade = score_block(two_ranks)
     assert grade["correct"] is True, grade["reason"]
     timing = grade["timing"]
     assert timing["mode"] == "paired"
@@ -598,13 +604,6 @@ def test_a_distributed_grade_runs_from_make_runs_default_configuration(
     )
     assert not config.data_dir.is_absolute()
     with TestClient(create_app(config)) as client:
-        body = client.post(
-            "/score",
-            json={
-                "kernel": "scaled_add",
-                "source": SCALED_ADD,
-                "requests": scaled_add_request("block"),
-            },
-        ).json()
+        body = score_block(client)
     assert body["correct"] is True, body.get("reason")
     assert body["distributed"]["ranks"] == config.mpi.ranks
