@@ -86,6 +86,18 @@ def test_a_burst_of_waiting_inside_one_pair_retimes_it_and_steady_waiting_does_n
     assert pairs.wanted(8, 0.1, 0.05)  # the re-timed pair leaves fewer calm pairs than asked
 
 
+def test_a_v2_cgroups_cpu_pressure_is_read_in_nanoseconds(tmp_path: Path) -> None:
+    from hb.execution.supervisor import cgroup_pressure_ns
+
+    pressure = tmp_path / "cpu.pressure"
+    pressure.write_text(
+        "some avg10=0.00 avg60=0.00 avg300=0.00 total=1234\n"
+        "full avg10=0.00 avg60=0.00 avg300=0.00 total=99\n"
+    )
+    assert cgroup_pressure_ns(pressure) == 1_234_000
+    assert cgroup_pressure_ns(tmp_path / "missing") is None
+
+
 # -- the pairing, in real boxes ----------------------------------------------------------------
 
 

@@ -92,6 +92,8 @@ class RunResult:
     rep_started_ns: list[int] = field(default_factory=list)
     rep_wait_ns: list[int] = field(default_factory=list)
     rep_steal_ns: list[int] = field(default_factory=list)
+    # The box cgroup's CPU pressure over each call (cgroup v2 only; None elsewhere).
+    rep_pressure_ns: list[int | None] = field(default_factory=list)
     # A paired run's baseline, timed rep by rep beside the submission (its warm-ups first too).
     baseline: RunResult | None = None
 
@@ -387,6 +389,9 @@ def _timed(report: dict[str, Any], private: Path, warmup: int, protections: list
         rep_started_ns=[int(r.get("started_ns", 0)) for r in reps],
         rep_wait_ns=[int(r.get("wait_ns", 0)) for r in reps],
         rep_steal_ns=[int(r.get("steal_ns", 0)) for r in reps],
+        rep_pressure_ns=[
+            None if r.get("pressure_ns") is None else int(r["pressure_ns"]) for r in reps
+        ],
     )
 
 

@@ -496,9 +496,10 @@ def _run(jobdir: Path, job: dict[str, Any], arenas: list[_Arena], callers: int,
 class _Waits:
     """What kept a box from running while it was timed: the nanoseconds its threads spent
     runnable but waiting for a CPU (each thread's run_delay in /proc/PID/task/TID/schedstat,
-    summed over the box's processes, so on cgroup v1 and v2 alike), and the host's steal time
-    (from /proc/stat, in the kernel's ticks). Both are read with the box frozen, when neither
-    grows on the box's account."""
+    summed over the box's processes, so on cgroup v1 and v2 alike), the host's steal time (from
+    /proc/stat, in the kernel's ticks) and, where the box's cgroup is v2's, its own CPU pressure
+    (the "some" total of its cpu.pressure: the time at least one of its tasks waited). All are
+    read with the box frozen, when none grows on the box's account."""
 
     TICK_NS = 1_000_000_000 // (os.sysconf("SC_CLK_TCK") or 100)
 
@@ -520,13 +521,33 @@ class _Waits:
             return int(stat.readline().split()[8]) * cls.TICK_NS
         return 0
 
-    def around(self, call: Any) -> tuple[int, int, int, int]:
-        """`call()`'s time and its start (CLOCK_MONOTONIC), with the box's waits and the host's
-        steal over it."""
-        waited, stolen = self.box_ns(), self.steal_ns()
+    def pressure_ns(self) -> int | None:
+        """The box cgroup's cpu.pressure "some" total in ns; None without one (cgroup v1)."""
+        control = self.session.control
+        if control is None or int(control[1]) != 2:
+            return None
+        return cgroup_pressure_ns(Path(control[0]) / "cpu.pressure")
+
+    def around(self, call: Any) -> tuple[int, int, int, int, int | None]:
+        """`call()`'s time and its start (CLOCK_MONOTONIC), with the box's waits, the host's
+        steal and the box cgroup's CPU pressure (None without one) over it."""
+        waited, stolen, pressed = self.box_ns(), self.steal_ns(), self.pressure_ns()
         begun = time.monotonic_ns()
         seen = int(call())
-        return seen, begun, self.box_ns() - waited, self.steal_ns() - stolen
+        after = self.pressure_ns()
+        pressure = None if pressed is None or after is None else after - pressed
+        return seen, begun, self.box_ns() - waited, self.steal_ns() - stolen, pressure
+
+
+def cgroup_pressure_ns(path: Path) -> int | None:
+    """The "some" line's total of a cgroup v2 pressure file (microseconds there) in ns; None
+    where the file is missing or says no such line."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in path.read_text().splitlines():
+            fields = dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
+            if line.startswith("some ") and "total" in fields:
+                return int(fields["total"]) * 1000
+    return None
 
 
 class _Side:
@@ -558,7 +579,7 @@ class _Side:
         self.kept: list[dict[str, Any]] = [{} for _ in range(batch)]
         self.read_back: list[dict[str, np.ndarray]] = [{} for _ in range(batch)]
         self.ready: list[tuple[Any, ...]] = []
-        self.seen: list[tuple[int, int, int, int]] = []
+        self.seen: list[tuple[int, int, int, int, int | None]] = []
         self.written = Outputs(jobdir, len(self.reps))
 
     def start(self) -> None:
@@ -677,12 +698,13 @@ class _Side:
             else:
                 outputs = {n: snapshot[n] for n in self.output_names}
             self.written.write(index, outputs)
-            seen_ns, begun_ns, waited_ns, stolen_ns = self.seen[place_in_batch]
+            seen_ns, begun_ns, waited_ns, stolen_ns, pressure_ns = self.seen[place_in_batch]
             report["reps"].append({
                 "seen_ns": seen_ns,
                 "started_ns": begun_ns,
                 "wait_ns": waited_ns,
                 "steal_ns": stolen_ns,
+                "pressure_ns": pressure_ns,
                 "convert_in_ns": convert_in_ns + int(self.reps[index].get("convert_in_ns", 0)),
                 "convert_out_ns": convert_out_ns,
             })  # fmt: skip

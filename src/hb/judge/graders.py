@@ -76,6 +76,11 @@ def dispersion(times: list[int]) -> dict[str, float]:
     return {"median_ns": median, "iqr_over_median": (q3 - q1) / median if median else 0.0}
 
 
+def _summed(*values: int | None) -> int | None:
+    """The sum of what both boxes measured, None where either measured nothing."""
+    return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+
 def _numpy_name(precision: str) -> str:
     from hb.precision import NUMPY_DTYPES
 
@@ -164,6 +169,7 @@ class Grader:
                 coverage=estimate.coverage, retimed=sorted(set(range(len(pairs))) - set(used)),
                 wait_ns=pairs.wait_ns, steal_ns=pairs.steal_ns,
                 started_ns=[list(span) for span in pairs.started_ns],
+                pressure_ns=pairs.pressure_ns,
             ),
             **fields,
         )  # fmt: skip
@@ -349,6 +355,7 @@ class DenseGrader(Grader):
                     base.rep_wait_ns[index] + run.rep_wait_ns[index],
                     base.rep_steal_ns[index] + run.rep_steal_ns[index],
                     base.rep_started_ns[index], run.rep_started_ns[index],
+                    _summed(base.rep_pressure_ns[index], run.rep_pressure_ns[index]),
                 )  # fmt: skip
         return pairs
 

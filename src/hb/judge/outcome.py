@@ -84,8 +84,9 @@ class TimingInfo(BaseModel):
     (mode "paired") reps_ns and baseline_reps_ns are its pairs in the order timed (over every
     round), `ratios` their speedups, `retimed` the pairs left out of the estimate because their
     boxes waited for a CPU (wait_ns, steal_ns over each pair), `pairs` how many it rests on,
-    `estimate` and `coverage` the estimate and its interval's exact coverage, and `started_ns`
-    when each pair's baseline call and submission call began (CLOCK_MONOTONIC)."""
+    `estimate` and `coverage` the estimate and its interval's exact coverage, `started_ns`
+    when each pair's baseline call and submission call began (CLOCK_MONOTONIC), and
+    `pressure_ns` the boxes' cgroup CPU pressure over each pair (null on cgroup v1)."""
 
     mode: str
     reps_ns: list[int]
@@ -102,6 +103,8 @@ class TimingInfo(BaseModel):
     wait_ns: list[int] = Field(default_factory=list)
     steal_ns: list[int] = Field(default_factory=list)
     started_ns: list[list[int]] = Field(default_factory=list)
+    # The two boxes' cgroup CPU pressure ("some") over each pair, where their cgroups are v2's.
+    pressure_ns: list[int | None] = Field(default_factory=list)
 
 
 class GradeOutcome(BaseModel):

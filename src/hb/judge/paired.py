@@ -112,12 +112,16 @@ class Pairs:
     wait_ns: list[int] = field(default_factory=list)
     steal_ns: list[int] = field(default_factory=list)
     started_ns: list[tuple[int, int]] = field(default_factory=list)
+    # The two boxes' cgroup CPU pressure over the pair (cgroup v2; None where there is none).
+    pressure_ns: list[int | None] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.submission_ns)
 
     def add(self, baseline_ns: int, submission_ns: int, wait_ns: int, steal_ns: int,
-            baseline_started_ns: int = 0, submission_started_ns: int = 0) -> None:  # fmt: skip
+            baseline_started_ns: int = 0, submission_started_ns: int = 0,
+            pressure_ns: int | None = None) -> None:  # fmt: skip
+        self.pressure_ns.append(pressure_ns)
         self.baseline_ns.append(baseline_ns)
         self.submission_ns.append(submission_ns)
         self.wait_ns.append(wait_ns)
