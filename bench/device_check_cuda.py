@@ -92,7 +92,8 @@ def main() -> int:
     failures = 0
     errors: dict[str, float | None] = {}
     header = (f"{'case':26} {'ok':>3} {'native_ns':>11} {'baseline_ns':>12} {'speedup':>8} "
-              f"{'conv_in_ns':>11} {'conv_out_ns':>11} {'max_rel_err':>11} {'wall_s':>7}  reason")  # fmt: skip
+              f"{'95% interval':>17} {'pairs':>5} {'conv_in_ns':>11} {'conv_out_ns':>11} "
+              f"{'max_rel_err':>11} {'wall_s':>7}  reason")  # fmt: skip
     print(header)
     with tempfile.TemporaryDirectory(prefix="hb-device-check-") as directory:
         judge = JudgeHandler(config(Path(directory)))
@@ -110,10 +111,14 @@ def main() -> int:
                 expected = not outcome.correct and "on the device failed" in (outcome.reason or "")
             failures += not expected
             error = f"{outcome.max_rel_error:.3e}" if outcome.max_rel_error is not None else "-"
+            # A paired grade's interval (the device runs alternating with the host baseline's).
+            ci = outcome.speedup_ci
+            interval = f"[{ci[0]:.3g}, {ci[1]:.3g}]" + ("*" if outcome.noisy else "") if ci else "-"
+            pairs = outcome.timing.pairs if outcome.timing else 0
             print(
                 f"{label:26} {'yes' if outcome.correct else 'no':>3} {outcome.native_ns:>11} "
-                f"{outcome.baseline_ns:>12} {outcome.measured_speedup:>8.2f} "
-                f"{outcome.convert_in_ns:>11} {outcome.convert_out_ns:>11} {error:>11} "
+                f"{outcome.baseline_ns:>12} {outcome.measured_speedup:>8.2f} {interval:>17} "
+                f"{pairs:>5} {outcome.convert_in_ns:>11} {outcome.convert_out_ns:>11} {error:>11} "
                 f"{wall:>7.1f}  {'' if expected else 'UNEXPECTED '}{outcome.reason or ''}",
                 flush=True,
             )

@@ -218,6 +218,10 @@ def test_cuda_solution_grades_correct_on_the_device(
     assert outcome.language == "cuda" and outcome.native_ns > 0 and outcome.measured_speedup > 0
     if requests is not None:
         assert outcome.convert_in_ns > 0 and outcome.convert_out_ns >= 0
+    # Paired: the device runs alternate with the host baseline's, rep beside rep.
+    assert outcome.timing is not None and outcome.timing.mode == "paired"
+    assert len(outcome.timing.ratios) == judge.config.grading.reps
+    assert outcome.speedup_ci is not None
 
 
 @needs_device

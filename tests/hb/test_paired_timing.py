@@ -138,6 +138,40 @@ def test_each_submission_rep_has_a_baseline_rep_beside_it_on_the_same_inputs(
         assert baseline_first == (index % 2 == 0)
 
 
+def test_a_runner_that_cannot_hold_the_baseline_alternates_whole_runs_with_it(
+    handler: JudgeHandler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cuda delivery's rounds: the submission's run and the baseline's run in a box of its own,
+    the submission first in even rounds and the baseline first in odd ones; a baseline that fails
+    is the harness's failure. (The runs are stand-ins here; tests/hb/test_cuda_delivery.py grades
+    on a device.)"""
+    grader = DenseGrader(handler)
+    order: list[str] = []
+    baseline_fails = False
+
+    def fake_run(library: Path, *args: object, **kwargs: object) -> runner.RunResult:
+        side = "baseline" if library == Path("base.so") else "submission"
+        order.append(side)
+        ok = not (side == "baseline" and baseline_fails)
+        times = [5, 100, 110] if side == "baseline" else [5, 50, 55]
+        return runner.RunResult(ok, rep_kernel_ns=times, warmup=1)
+
+    monkeypatch.setattr(grader, "run", fake_run)
+    beside = runner.Baseline(Path("base.so"), "k", ["x"], [])
+    for number, first in ((0, "submission"), (1, "baseline")):
+        order.clear()
+        run = grader.run_apart(beside, number, Path("mine.so"), None, "fp64", {}, [], [],  # type: ignore[arg-type]
+                               None, None, "cuda")  # fmt: skip
+        assert order[0] == first and sorted(order) == ["baseline", "submission"]
+        assert run.ok and run.baseline is not None
+        pairs = grader.pairs_of([(run, [])])
+        assert pairs.ratios == [2.0, 2.0]
+    baseline_fails = True
+    failed = grader.run_apart(beside, 0, Path("mine.so"), None, "fp64", {}, [], [],  # type: ignore[arg-type]
+                              None, None, "cuda")  # fmt: skip
+    assert not failed.ok and failed.reason == runner.BASELINE_FAILED
+
+
 def test_the_baseline_is_built_as_a_c_submission_is(handler: JudgeHandler) -> None:
     manifest = kernels.load_manifest("gemm")
     solution = kernels.solution_source("gemm")

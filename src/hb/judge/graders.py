@@ -76,6 +76,11 @@ def dispersion(times: list[int]) -> dict[str, float]:
     return {"median_ns": median, "iqr_over_median": (q3 - q1) / median if median else 0.0}
 
 
+def _at(values: list[Any], index: int, default: Any = 0) -> Any:
+    """values[index], or `default` where the list does not reach it."""
+    return values[index] if index < len(values) else default
+
+
 def _summed(*values: int | None) -> int | None:
     """The sum of what both boxes measured, None where either measured nothing."""
     return None if any(v is None for v in values) else sum(v for v in values if v is not None)
@@ -223,9 +228,11 @@ class DenseGrader(Grader):
         delivery = languages.language(submission.language).delivery
         mode = self.config.grading.timing
         grading = self.config.grading
-        # The baseline is timed beside the submission in every host delivery; a cuda delivery's
-        # run is its own runner's (hb.execution.cudarunner), timed against the stored baseline.
-        paired = mode == "paired" and delivery != "cuda"
+        # The baseline is timed beside the submission, in one supervised run, in every host
+        # delivery; a cuda delivery's run is its own runner's (hb.execution.cudarunner), so its
+        # rounds alternate with runs of the baseline in a box of its own (`apart`).
+        paired = mode == "paired"
+        apart = paired and delivery == "cuda"
         # A paired grade's first `reps` pairs are spread over grading.box_pairs pairs of boxes,
         # so that what one box pair's placement does to one side shows in the interval.
         per_box_pair = -(-grading.reps // grading.box_pairs) if paired else grading.reps
@@ -275,8 +282,13 @@ class DenseGrader(Grader):
                                           else f"the sparse conversion failed: {error}")  # fmt: skip
             beside = self.beside(baseline, manifest, precision, sizes, scalars, problems,
                                  order=len(rounds)) if paired else None  # fmt: skip
-            run = self.run(built.library, manifest, precision, sizes, reps, pointers, conversion,
-                           conversion_files, delivery, baseline=beside)  # fmt: skip
+            if apart and beside is not None:
+                run = self.run_apart(beside, len(rounds), built.library, manifest, precision,
+                                     sizes, reps, pointers, conversion, conversion_files,
+                                     delivery)  # fmt: skip
+            else:
+                run = self.run(built.library, manifest, precision, sizes, reps, pointers,
+                               conversion, conversion_files, delivery, baseline=beside)  # fmt: skip
             outcome.protections = run.protections
             if not run.ok:
                 failed = run.reason or "the run failed"
@@ -343,8 +355,38 @@ class DenseGrader(Grader):
             ),
         )  # fmt: skip
 
+    def run_apart(self, beside: runner.Baseline, number: int, library: Path,
+                  manifest: Manifest, precision: str, sizes: dict[str, int],
+                  reps: list[runner.RepInput], pointers: list[str],
+                  conversion: dict[str, Any] | None, conversion_files: Path | None,
+                  delivery: str) -> runner.RunResult:  # fmt: skip
+        """One round of a paired grade whose submission's runner cannot hold the baseline's box
+        beside it (a cuda delivery): the submission's run and a run of the baseline in a box of
+        its own on the same rep inputs, one after the other, the submission first in even rounds
+        and the baseline first in odd ones; rep i of one is paired with rep i of the other. The
+        submission's result, carrying the baseline's (None there where it failed)."""
+
+        def mine() -> runner.RunResult:
+            return self.run(library, manifest, precision, sizes, reps, pointers, conversion,
+                            conversion_files, delivery)  # fmt: skip
+
+        def theirs() -> runner.RunResult:
+            return self.run(beside.library, manifest, precision, sizes, list(beside.reps),
+                            list(beside.pointers))  # fmt: skip
+
+        if number % 2 == 0:
+            run, base = mine(), theirs()
+        else:
+            base, run = theirs(), mine()
+        if run.ok and not base.ok:
+            return runner.RunResult(False, reason=runner.BASELINE_FAILED,
+                                    protections=run.protections)  # fmt: skip
+        run.baseline = base if base.ok else None
+        return run
+
     def pairs_of(self, rounds: list[tuple[runner.RunResult, list[RepProblem]]]) -> Pairs:
-        """Every timed pair of a paired grade's rounds (warm-ups left out), in the order timed."""
+        """Every timed pair of a paired grade's rounds (warm-ups left out), in the order timed;
+        what a side did not measure (a cuda runner's waits) counts as nothing."""
         pairs = Pairs()
         for run, _ in rounds:
             assert run.baseline is not None
@@ -352,10 +394,11 @@ class DenseGrader(Grader):
             for index in range(run.warmup, len(run.rep_kernel_ns)):
                 pairs.add(
                     base.rep_kernel_ns[index], run.rep_kernel_ns[index],
-                    base.rep_wait_ns[index] + run.rep_wait_ns[index],
-                    base.rep_steal_ns[index] + run.rep_steal_ns[index],
-                    base.rep_started_ns[index], run.rep_started_ns[index],
-                    _summed(base.rep_pressure_ns[index], run.rep_pressure_ns[index]),
+                    _at(base.rep_wait_ns, index) + _at(run.rep_wait_ns, index),
+                    _at(base.rep_steal_ns, index) + _at(run.rep_steal_ns, index),
+                    _at(base.rep_started_ns, index), _at(run.rep_started_ns, index),
+                    _summed(_at(base.rep_pressure_ns, index, None),
+                            _at(run.rep_pressure_ns, index, None)),
                 )  # fmt: skip
         return pairs
 
