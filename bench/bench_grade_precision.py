@@ -10,7 +10,8 @@ estimate over its pairs of baseline and submission runs), their spread (the larg
 smallest, as x1.xx), the median width of the 95% interval relative to the estimate, the pairs a
 grade used and how many of the three grades the judge called noisy, beside the row's targets and a
 mark. A second table prints the wall time of a grade per preset and condition: what timing the
-baseline beside every submission costs. Fields the judge does not answer yet print as "-".
+baseline beside every submission costs. A field a grade does not answer (a failed grade's interval)
+prints as "-".
 
 Every grade and every row is also written, one JSON object a line, to
 bench/results/grade_precision-<timestamp>.jsonl (the folder ignores its own contents in git).

@@ -528,12 +528,19 @@ class _Waits:
             return None
         return cgroup_pressure_ns(Path(control[0]) / "cpu.pressure")
 
-    def around(self, call: Any) -> tuple[int, int, int, int, int | None]:
+    def snapshot(self) -> tuple[int, int, int | None]:
+        """The box's waits, the host's steal and the box's pressure now; taken before a rep's
+        staging (the box frozen), so that nothing is read between the staging and the call."""
+        return self.box_ns(), self.steal_ns(), self.pressure_ns()
+
+    def around(
+        self, call: Any, before: tuple[int, int, int | None]
+    ) -> tuple[int, int, int, int, int | None]:
         """`call()`'s time and its start (CLOCK_MONOTONIC), with the box's waits, the host's
-        steal and the box cgroup's CPU pressure (None without one) over it."""
-        waited, stolen, pressed = self.box_ns(), self.steal_ns(), self.pressure_ns()
+        steal and the box cgroup's CPU pressure (None without one) since `before`."""
         begun = time.monotonic_ns()
         seen = int(call())
+        waited, stolen, pressed = before
         after = self.pressure_ns()
         pressure = None if pressed is None or after is None else after - pressed
         return seen, begun, self.box_ns() - waited, self.steal_ns() - stolen, pressure
@@ -673,10 +680,11 @@ class _Side:
         memory = self._place(cursor + self.zeros.nbytes, offsets, self.reps[index]["trailing"],
                              workspace_offset, arrays)  # fmt: skip
         self.session.beside.near()
+        before = self.waits.snapshot()
         for offset, array in zip(offsets, arrays, strict=True):
             memory.write(offset, array)
         memory.write(workspace_offset, self.zeros)
-        self.seen.append(self.waits.around(self.session.timed_call))
+        self.seen.append(self.waits.around(self.session.timed_call, before))
         wanted = set(self.output_names) | (set(buffers) if self.program is not None else set())
         mine = self.read_back[place_in_batch]
         mine.update({

@@ -148,6 +148,14 @@ class Grader:
             }
         )
 
+    def gate_closed(self, pairs: Pairs) -> bool:
+        """Whether a paired grade past its first rounds stops: max_pairs reached, or the noise
+        gate asks for no more (enough undisturbed pairs, an interval within max_relative_ci)."""
+        grading = self.config.grading
+        return len(pairs) >= grading.max_pairs or not pairs.wanted(
+            grading.reps, grading.max_relative_ci, grading.max_wait
+        )
+
     def credit_pairs(self, outcome: GradeOutcome, correct: bool, verdict: str | None,
                      pairs: Pairs, warmup: int = 0, round_trip_ns: int = 0,
                      **fields: Any) -> GradeOutcome:  # fmt: skip
@@ -273,7 +281,7 @@ class DenseGrader(Grader):
                 count = min(grading.reps, grading.max_pairs - total)
             if rounds:
                 problems = self.problems(manifest, preset, precision, seed, sizes, scalars, first,
-                                         self.config.grading.warmup + count)  # fmt: skip
+                                         grading.warmup + count)  # fmt: skip
                 try:
                     reps, pointers = self.rep_inputs(manifest, granted, precision, sizes, scalars,
                                                      problems, pointers)  # fmt: skip
@@ -304,15 +312,11 @@ class DenseGrader(Grader):
                         "inputs" + ("" if hidden else f" ({checked_baseline.reason})")
                     )
             rounds.append((run, problems))
-            first += self.config.grading.warmup + count
+            first += grading.warmup + count
             total += count
             if not comparison.correct or not paired:
                 break
-            if total < grading.reps:
-                continue
-            if total >= grading.max_pairs or not self.pairs_of(rounds).wanted(
-                grading.reps, grading.max_relative_ci, grading.max_wait
-            ):
+            if total >= grading.reps and self.gate_closed(self.pairs_of(rounds)):
                 break
         verdict = comparison.reason
         if hidden and verdict is not None:
@@ -595,8 +599,8 @@ class DenseGrader(Grader):
         scalars: dict[str, float],
         problems: list[RepProblem],
     ) -> runner.RunResult | None:
-        """One timed run of the kernel's reference C solution (built at -O2, cached) on the
-        grade's own rep inputs, in a box like any submission; None where it does not build or
+        """One timed run of the kernel's reference C solution (built as a C submission is, cached)
+        on the grade's own rep inputs, in a box like any submission; None where it does not build or
         run."""
         library = self.baseline_library(manifest)
         if library is None:
@@ -710,13 +714,10 @@ class DistributedGrader(Grader):
         a seed of its own. None where the kernel has no MPI baseline at these ranks (the grade is
         then credited as before, against none)."""
         manifest, problem, grading = job.manifest, job.problem, self.config.grading
-        ranks = self.config.mpi.ranks
-        solution = kernels.CATALOG_DIR / manifest.name / "solution_mpi.c"
-        if not solution.is_file():
+        found = self.mpi_baseline(manifest, problem)
+        if found is None:
             return None
-        default = default_requests(manifest, ranks)
-        if distributed_refusal(default, manifest, problem.precision, ranks=ranks):
-            return None
+        default, solution = found
         pairs, preset = Pairs(), outcome.preset
         for number in range(max(1, grading.max_pairs // max(grading.reps, 1))):
             seed = job.seed if number == 0 else rep_seed(job.seed, 1 << 20 | number)
@@ -731,8 +732,8 @@ class DistributedGrader(Grader):
                         job.submission.language, plan,
                     )  # fmt: skip
                 else:
-                    runs[side] = self.mpi_grade(manifest, default, solution.read_text(), problem,
-                                                preset, seed)  # fmt: skip
+                    runs[side] = self.mpi_grade(manifest, default, solution, problem, preset,
+                                                seed)  # fmt: skip
             mine, theirs = runs["submission"], runs["baseline"]
             if mine.failure is not None or not mine.correct:
                 failed = outcome.model_copy(update={"distributed": mine.to_json()})
@@ -743,12 +744,7 @@ class DistributedGrader(Grader):
                 )
             for b, s in zip(theirs.rep_seconds, mine.rep_seconds, strict=False):
                 pairs.add(round(b * 1e9), round(s * 1e9), 0, 0)
-            done = number + 1
-            if done < grading.box_pairs:
-                continue
-            if len(pairs) >= grading.max_pairs or not pairs.wanted(
-                grading.reps, grading.max_relative_ci, grading.max_wait
-            ):
+            if number + 1 >= grading.box_pairs and self.gate_closed(pairs):
                 break
         return self.credit_pairs(
             outcome, True, None, pairs,
@@ -779,24 +775,33 @@ class DistributedGrader(Grader):
         finally:
             shutil.rmtree(directory, ignore_errors=True)
 
+    def mpi_baseline(self, manifest: Manifest, problem: Problem) -> tuple[Requests, str] | None:
+        """The kernel's MPI baseline at mpi.ranks: its default distribution and solution_mpi.c's
+        source; None without an MPI solution or where the default grid does not span the ranks."""
+        ranks = self.config.mpi.ranks
+        solution = kernels.CATALOG_DIR / manifest.name / "solution_mpi.c"
+        if not solution.is_file():
+            return None
+        default = default_requests(manifest, ranks)
+        if distributed_refusal(default, manifest, problem.precision, ranks=ranks):
+            return None
+        return default, solution.read_text()
+
     def baseline(self, manifest: Manifest, problem: Problem, preset: str, seed: int) -> int:
         """The kernel's solution_mpi.c graded under its default distribution at mpi.ranks, once
         per (kernel, preset, precision, seed, ranks) and kept in the baselines table under the
         datatype `<precision>@mpi<ranks>`; 0 where it cannot run (no MPI solution, a default grid
         that does not span mpi.ranks, a failed run)."""
-        ranks = self.config.mpi.ranks
-        key = f"{problem.precision}@mpi{ranks}"
-        solution = kernels.CATALOG_DIR / manifest.name / "solution_mpi.c"
+        key = f"{problem.precision}@mpi{self.config.mpi.ranks}"
         with self.judge.baseline_lock:
             known = results_db.get_baseline(self.engine, manifest.name, preset, key, seed)
             if known is not None:
                 return known
-            if not solution.is_file():
+            found = self.mpi_baseline(manifest, problem)
+            if found is None:
                 return 0
-            default = default_requests(manifest, ranks)
-            if distributed_refusal(default, manifest, problem.precision, ranks=ranks):
-                return 0
-            grade = self.mpi_grade(manifest, default, solution.read_text(), problem, preset, seed)
+            default, solution = found
+            grade = self.mpi_grade(manifest, default, solution, problem, preset, seed)
             if not grade.correct or grade.credited_s is None:
                 return 0
             baseline_ns = round(grade.credited_s * 1e9)
